@@ -69,7 +69,7 @@ func TestReadEqualsReportFrom(t *testing.T) {
 	require.NoError(t, err)
 	for _, out := range []string{calibrateText, string(calibrateMDText)} {
 		require.Regexp(t, `faithfulness.* \[0\.\d{3}, 1\.000\]† `, out)
-		require.Contains(t, out, "\n† unreliable: this interval's method covers less than 93% at this n in simulation (")
+		require.Contains(t, out, "\n† unreliable: this interval's method covers less than 95% at this n in simulation (")
 	}
 	for _, tt := range []struct {
 		path, command string

@@ -331,7 +331,7 @@ type Stat struct {
 	Delta         float64 // mean of (this run − baseline)
 	CI95          [2]float64
 	CI95Method    string // how CI95 was computed (metrics.Interval.Method): hall-t-betting below metrics.DifferenceReliableMinN pairs of a bounded measure, else hall-t (bounded-wilson-cc when every difference is equal)
-	Unreliable    bool   // CI95's method covers less than 0.93 at this n in simulation: below metrics.DifferenceReliableMinN for a measure without a known range only (metrics.Histogram.DifferenceCI95)
+	Unreliable    bool   // CI95's method covers less than 0.95 at this n in simulation: below metrics.DifferenceReliableMinN for a measure without a known range only (metrics.Histogram.DifferenceCI95)
 	P             float64
 	Test          string
 	MDD           float64 // smallest |Δ| the paired test detects with power 0.8 at α = 0.05; NaN when none can be, or it cannot be estimated (NoSpread)

@@ -234,7 +234,8 @@ func TestOverlapIntervalIsTheChurns(t *testing.T) {
 				assert.Zero(t, o.Clusters)
 				assert.Equal(t, metrics.MethodHallT, o.RBO.CI95.Method)
 			}
-			assert.False(t, o.RBO.CI95.Unreliable)
+			// 54 clusters: below metrics.ClusterReliableMinClusters
+			assert.Equal(t, families, o.RBO.CI95.Unreliable)
 			assert.Less(t, o.RBO.CI95.Lo, o.RBO.Mean)
 			assert.Greater(t, o.RBO.CI95.Hi, o.RBO.Mean)
 			assert.Zero(t, res.Overlap.Paired.N)

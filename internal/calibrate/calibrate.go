@@ -134,7 +134,7 @@ type Dimension struct {
 	// CIMethod is how CI95 was computed (metrics.KappaCIMethod, or
 	// metrics.MethodWilsonDisagreement when no pair disagrees); "" without a CI.
 	CIMethod string
-	// Unreliable reports that CI95's method covers less than 0.93 at this n in
+	// Unreliable reports that CI95's method covers less than 0.95 at this n in
 	// simulation (metrics.UnreliableFor: BCa below 30 pairs, the Wilson
 	// interval of the disagreement below 50), as check's and compare's
 	// intervals do, or that the confusion's margins are too sparse for any

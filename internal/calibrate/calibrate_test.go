@@ -105,7 +105,7 @@ func dim(t *testing.T, r *Result, name string) *Dimension {
 }
 
 // A kappa interval carries its method and whether that method's simulated
-// coverage at its n is below 0.93 (metrics.UnreliableFor), as check's and
+// coverage at its n is below 0.95 (metrics.UnreliableFor), as check's and
 // compare's intervals do: BCa below 30 pairs, the Wilson-disagreement interval
 // (no pair disagrees) below 50. Without an interval nothing is flagged.
 func TestKappaIntervalUnreliable(t *testing.T) {

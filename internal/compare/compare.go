@@ -174,7 +174,7 @@ type Paired struct {
 // Reasons an interval and its test may disagree (Paired.Note).
 const (
 	// NoteSmallN: the paired interval is marked unreliable (Interval.Unreliable:
-	// its method's simulated coverage is below 93% at its n, e.g. hall-t below
+	// its method's simulated coverage is below 95% at its n, e.g. hall-t below
 	// metrics.DifferenceReliableMinN pairs, or it could not be computed); the
 	// test decides.
 	NoteSmallN = "small-n"

@@ -87,12 +87,12 @@ func Interval(ci [2]float64) string {
 }
 
 // UnreliableMark follows an interval whose method's simulated coverage at its
-// n is below 0.93 (metrics.UnreliableFor) in every report's text and Markdown;
+// n is below 0.95 (metrics.UnreliableFor) in every report's text and Markdown;
 // UnreliableNote begins the footnote that explains it, to which each report
 // adds the n below which its own intervals are marked.
 const (
 	UnreliableMark = "†"
-	UnreliableNote = UnreliableMark + " unreliable: this interval's method covers less than 93% at this n in simulation"
+	UnreliableNote = UnreliableMark + " unreliable: this interval's method covers less than 95% at this n in simulation"
 )
 
 // MarkIf is UnreliableMark after an interval marked unreliable, else "".

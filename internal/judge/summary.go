@@ -40,7 +40,7 @@ type Agreement struct {
 	Weighting     string
 	CI95          *[2]float64
 	// CIMethod is how CI95 was computed ("" without one); Unreliable that its
-	// method covers less than 0.93 at this n, or on margins this sparse, in
+	// method covers less than 0.95 at this n, or on margins this sparse, in
 	// simulation (metrics.Interval.Unreliable).
 	CIMethod   string
 	Unreliable bool

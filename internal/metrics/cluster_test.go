@@ -58,6 +58,38 @@ func TestClusterCI95Exact(t *testing.T) {
 	assert.Equal(t, int64(60), iv.N)
 }
 
+// Intervals over clusters are marked unreliable below
+// ClusterReliableMinClusters (100): on hit measures in families of 1 to 6
+// queries the paired cluster-t interval covered 9,454 and 9,460 of 10,000 at
+// 20 and 50 clusters, and the hull of a mean 9,417 and 9,455, significantly
+// below 0.95 (docs/statistics.md, "Queries in families"); at 20 clusters they
+// were left unmarked before.
+func TestClusterIntervalsMarkedBelow100Clusters(t *testing.T) {
+	for _, tt := range []struct {
+		clusters   int
+		unreliable bool
+	}{{20, true}, {50, true}, {99, true}, {100, false}, {200, false}} {
+		// families of 1 to 6 queries; every other family moves (+1 or −1
+		// on each of its queries, alternately), so every cluster moved
+		var d, xs []float64
+		var idx []int
+		for g := range tt.clusters {
+			for range 1 + g%6 {
+				idx = append(idx, g)
+				d = append(d, float64(1-2*(g/2%2))*float64(g%2))
+				xs = append(xs, float64(g%3%2))
+			}
+		}
+		paired := ClusterPairedCI95(d, idx, tt.clusters, 1)
+		require.Equal(t, MethodClusterT, paired.Method, "%d clusters", tt.clusters)
+		assert.Equal(t, tt.unreliable, paired.Unreliable, "paired, %d clusters", tt.clusters)
+		mean := ClusterCI95(xs, idx, tt.clusters, 0, 1)
+		require.Equal(t, MethodClusterT, mean.Method, "%d clusters", tt.clusters)
+		assert.Equal(t, tt.unreliable, mean.Unreliable, "mean, %d clusters", tt.clusters)
+		assert.Equal(t, tt.unreliable, UnreliableFor(MethodClusterHull, int64(tt.clusters)), "hull, %d clusters", tt.clusters)
+	}
+}
+
 // The cluster-level test flips each cluster's differences together: three
 // clusters of two improvements each are the sign test of 3 clusters (p =
 // 2·2⁻³ = 0.25), where the query-level McNemar test of 6 improvements gives
@@ -147,8 +179,9 @@ type clusterCell struct {
 	naiveRej, clusterRej int // rejections at 0.05 under the null
 	naiveCov, clusterCov int // intervals of the mean difference covering 0
 	naiveW, clusterW     float64
-	meanNaiveCov         int // hit means: Wilson-cc (queries) and cluster-t
+	meanNaiveCov         int // hit means: Wilson-cc (queries), cluster-t and their hull
 	meanClusterCov       int
+	meanHullCov          int
 }
 
 func (c clusterCell) rate(k int) float64 { return float64(k) / float64(c.reps) }
@@ -203,11 +236,18 @@ func clusterSimulation(c clusterDesign, G, reps int, seed uint64) clusterCell {
 					xs[i], k = 1, k+1
 				}
 			}
-			if wi := WilsonCI95(k, int64(len(xs))); wi.Lo <= 0.6 && 0.6 <= wi.Hi {
+			wi := WilsonCI95(k, int64(len(xs)))
+			if wi.Lo <= 0.6 && 0.6 <= wi.Hi {
 				out.meanNaiveCov++
 			}
-			if ci := ClusterCI95(xs, idx, G, 0, 1); ci.Lo <= 0.6 && 0.6 <= ci.Hi {
+			ci := ClusterCI95(xs, idx, G, 0, 1)
+			if ci.Lo <= 0.6 && 0.6 <= ci.Hi {
 				out.meanClusterCov++
+			}
+			// the interval the reports give a mean over clusters: the
+			// hull with the queries' own (MethodClusterHull)
+			if h := (ClusterInterval{Interval: ci}).Widen(wi); h.Lo <= 0.6 && 0.6 <= h.Hi {
+				out.meanHullCov++
 			}
 		}
 	}
@@ -231,11 +271,12 @@ var clusterDesigns = []clusterDesign{
 //
 //	RETRIEVAL_GATE_FULL_SIMULATION=1 go test ./internal/metrics -run TestClusterSimulation -v
 //
-// runs 10,000 samples per cell at 10, 20, 50 and 200 families and prints
-// docs/statistics.md's table; the normal suite runs 1,000 at 20 and 50
-// families of 3 (hit) and asserts the cluster test's rate ≤ 0.05 + 2 s.e.,
-// its interval's coverage ≥ 0.95 − 2 s.e., and the query-level test's rate
-// above 0.10.
+// runs 10,000 samples per cell at 10, 20, 50, 100 and 200 families and
+// prints docs/statistics.md's table; the normal suite runs 1,000 at 20 and
+// 50 families of 3 and 100 families of 1 to 6 (hit) and asserts the cluster
+// test's rate ≤ 0.05 + 2 s.e. and the query-level test's above 0.10 from 20
+// families, and from ClusterReliableMinClusters the coverage of the paired
+// interval and of a mean's hull not significantly below 0.95 (CoverageFloor).
 func TestClusterSimulation(t *testing.T) {
 	skipSimulationUnderRace(t)
 	type key struct {
@@ -243,11 +284,11 @@ func TestClusterSimulation(t *testing.T) {
 		G int
 	}
 	reps := 1000
-	cells := []key{{0, 20}, {0, 50}}
+	cells := []key{{0, 20}, {0, 50}, {1, 100}}
 	if fullSimulation() {
 		reps, cells = 10000, nil
 		for d := range clusterDesigns {
-			for _, G := range []int{10, 20, 50, 200} {
+			for _, G := range []int{10, 20, 50, 100, 200} {
 				cells = append(cells, key{d, G})
 			}
 		}
@@ -255,8 +296,8 @@ func TestClusterSimulation(t *testing.T) {
 	out := make([]clusterCell, len(cells))
 	var mu sync.Mutex
 	if fullSimulation() || testing.Verbose() {
-		fmt.Println("| design | families | queries (mean) | query-level test: false positives | cluster-level test: false positives | query-level interval of Δ: coverage | mean width | cluster-t: coverage | mean width | hit mean: Wilson-cc (queries) coverage | cluster-t coverage |")
-		fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+		fmt.Println("| design | families | queries (mean) | query-level test: false positives | cluster-level test: false positives | query-level interval of Δ: coverage | mean width | cluster-t: coverage | mean width | hit mean: Wilson-cc (queries) coverage | cluster-t coverage | cluster-t-hull (used) coverage |")
+		fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	}
 	parallelBlocks(len(cells), func(i int) {
 		k := cells[i]
@@ -270,22 +311,25 @@ func TestClusterSimulation(t *testing.T) {
 				return fmt.Sprintf("%.3f", c.rate(k))
 			}
 			mu.Lock()
-			fmt.Printf("| %s | %d | %d | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %s | %s |\n", c.design, c.G, c.n,
+			fmt.Printf("| %s | %d | %d | %.3f | %.3f | %.3f | %.3f | %.4f | %.3f | %s | %s | %s |\n", c.design, c.G, c.n,
 				c.rate(c.naiveRej), c.rate(c.clusterRej), c.rate(c.naiveCov), c.naiveW, c.rate(c.clusterCov), c.clusterW,
-				mean(c.meanNaiveCov), mean(c.meanClusterCov))
+				mean(c.meanNaiveCov), mean(c.meanClusterCov), mean(c.meanHullCov))
 			mu.Unlock()
 		}
 	})
 	for i, c := range out {
-		if cells[i].G < ClusterReliableMinClusters {
+		if cells[i].G < 20 { // the sign-flip test is discrete and conservative at 10 families
 			continue
 		}
 		fp := c.rate(c.clusterRej)
 		assert.LessOrEqual(t, fp, 0.05+2*c.se(0.05), "%s, %d families: cluster-level false positives", c.design, c.G)
 		assert.Greater(t, c.rate(c.naiveRej), 0.10, "%s, %d families: query-level false positives", c.design, c.G)
-		assert.GreaterOrEqual(t, c.rate(c.clusterCov), 0.935, "%s, %d families: cluster-t coverage", c.design, c.G)
+		if cells[i].G < ClusterReliableMinClusters {
+			continue // the intervals are marked unreliable
+		}
+		assertCoverage(t, c.clusterCov, c.reps, "%s, %d families: cluster-t coverage", c.design, c.G)
 		if clusterDesigns[cells[i].d].grade == 0 {
-			assert.GreaterOrEqual(t, c.rate(c.meanClusterCov), 0.935, "%s, %d families: cluster-t coverage of the mean", c.design, c.G)
+			assertCoverage(t, c.meanHullCov, c.reps, "%s, %d families: coverage of the mean by cluster-t-hull", c.design, c.G)
 		}
 	}
 }

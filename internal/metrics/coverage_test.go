@@ -97,7 +97,7 @@ func TestWilsonCCCoverageEveryP(t *testing.T) {
 		}
 		assert.GreaterOrEqual(t, worstCC, 0.945, "n = %d", n)
 		if n >= 20 {
-			assert.Less(t, worstPlain, CoverageFloor, "n = %d: the plain score interval's dip", n)
+			assert.Less(t, worstPlain, 0.93, "n = %d: the plain score interval's dip", n)
 		}
 	}
 }
@@ -214,11 +214,11 @@ func TestBCaCoverageContinuous(t *testing.T) {
 	}
 	for _, n := range mixN {
 		_, bca := meanCoverage(n, reps, resamples, 3)
-		assert.GreaterOrEqual(t, bca, CoverageFloor, "mixture, n = %d", n)
+		assertCoverage(t, int(math.Round(bca*float64(reps))), reps, "mixture, n = %d", n)
 	}
 	for _, n := range skewN {
 		_, bca := skewedCoverage(n, reps, resamples, 4)
-		assert.GreaterOrEqual(t, bca, CoverageFloor, "right-skewed, n = %d", n)
+		assertCoverage(t, int(math.Round(bca*float64(reps))), reps, "right-skewed, n = %d", n)
 	}
 	assert.False(t, UnreliableFor(MethodBCa, ReliableMinN))
 	assert.True(t, UnreliableFor(MethodBCa, ReliableMinN-1))
@@ -234,7 +234,7 @@ func TestKappaCoverage(t *testing.T) {
 	}
 	for _, n := range ns {
 		cov, undefined := kappaCoverage(n, reps, 500, KappaCIMethod, 5)
-		assert.GreaterOrEqual(t, cov, CoverageFloor, "kappa interval at n = %d", n)
+		assertCoverage(t, int(math.Round(cov*float64(reps-undefined))), reps-undefined, "kappa interval at n = %d", n)
 		assert.Zero(t, undefined)
 	}
 }

@@ -314,6 +314,6 @@ func TestKappaCoverageRareBin(t *testing.T) {
 		require.Greater(t, reliable, 100, "n = %d", tt.n)
 		cov := float64(covered) / float64(reliable)
 		t.Logf("n = %d: %d intervals not marked, coverage %.3f", tt.n, reliable, cov)
-		assert.GreaterOrEqual(t, cov, CoverageFloor, "n = %d", tt.n)
+		assertCoverage(t, covered, reliable, "n = %d", tt.n)
 	}
 }

@@ -15,6 +15,8 @@ var printKappaGrid = flag.Bool("print-kappa-grid", false, "print the coverage of
 
 var kappaGridPart = flag.Int("kappa-grid-part", -1, "print only the margins of even (0) or odd (1) index of the kappa grid (two processes)")
 
+var printKappaRule = flag.Bool("print-kappa-rule", false, "print the unweighted rows of the kappa grid again, 1,500 samples each at seed 12, with CoverageFloor's test (docs/statistics.md)")
+
 // kappaGridMargins are the human's grade margins (0-3) of the grid: balanced,
 // and skewed with a rare grade at 5% (lowest or highest) or 10%.
 var kappaGridMargins = []struct {
@@ -133,6 +135,39 @@ func TestKappaCoverageGrid(t *testing.T) {
 		res := kappaGridCoverage(p, KappaQuadratic, tc.n, 250, 500, 11, KappaCIMethod)[0]
 		require.Greater(t, res.reliable, 100, "%s", mg.name)
 		assert.GreaterOrEqual(t, res.coverage(), 0.95, "%s, high agreement, quadratic, n = %d (%d intervals)", mg.name, tc.n, res.reliable)
+	}
+	// Unweighted (Cohen's) kappa on balanced margins with high agreement at
+	// 200 pairs (0.945 over 2,100 samples, among the grid's lowest that
+	// pass): not significantly below 0.95 (CoverageFloor's rule; 250 samples
+	// only catch a fall well below it, the full rows are TestKappaGridRule's).
+	p := kappaGridJoint(kappaGridMargins[0].m, kappaGridAgreement[0].a, kappaGridAgreement[0].b)
+	res := kappaGridCoverage(p, KappaUnweighted, 200, 250, 500, 11, KappaCIMethod)[0]
+	assertCoverage(t, res.covered, res.reliable, "balanced, high agreement, unweighted, n = 200")
+}
+
+// TestKappaGridRule prints docs/statistics.md's second run of the unweighted
+// rows of the kappa grid (1,500 samples each, seed 12, besides the table's
+// 600 at seed 11) with CoverageFloor's test on each and on both runs pooled:
+//
+//	go test ./internal/metrics -run TestKappaGridRule -v -args -print-kappa-rule [-kappa-grid-part 0|1]
+func TestKappaGridRule(t *testing.T) {
+	skipSimulationUnderRace(t)
+	if !*printKappaRule {
+		t.Skip("run with -print-kappa-rule to print the unweighted kappa rows with the coverage rule")
+	}
+	const reps, resamples = 1500, 1000
+	fmt.Printf("| margins | agreement | n | covered of reliable | coverage | lowest that passes |\n|---|---|---:|---:|---:|---:|\n")
+	for x, mg := range kappaGridMargins {
+		if *kappaGridPart >= 0 && x%2 != *kappaGridPart {
+			continue
+		}
+		for _, ag := range kappaGridAgreement {
+			p := kappaGridJoint(mg.m, ag.a, ag.b)
+			for _, n := range []int{30, 50, 100, 200} {
+				res := kappaGridCoverage(p, KappaUnweighted, n, reps, resamples, 12, KappaCIMethod)[0]
+				fmt.Printf("| %s | %s | %d | %d of %d | %.4f | %.4f |\n", mg.name, ag.name, n, res.covered, res.reliable, res.coverage(), coverageThreshold(res.reliable))
+			}
+		}
 	}
 }
 

@@ -38,9 +38,25 @@ const (
 	MethodBCaWilsonLower = "bca-wilson-lower"
 )
 
-// CoverageFloor is the simulated coverage of a nominal 95% interval below which
-// the interval is marked unreliable (docs/statistics.md, "Interval coverage").
-const CoverageFloor = 0.93
+// CoverageFloor is the coverage every interval a report does not mark
+// unreliable must reach: the nominal 0.95 (docs/statistics.md, "Interval
+// coverage"). A simulated coverage carries Monte Carlo error, so the rule is a
+// test: a method is reliable at n only when, in every simulated cell at that n
+// (and above), C of N intervals covering is not significantly below 0.95 at the
+// one-sided 5% level: C/N ≥ 0.95 − CoverageTestZ·√(0.95·0.05/N), which is the
+// one-sided 95% Wilson score upper bound of C/N reaching 0.95 (0.9354 at 600
+// simulations, 0.9387 at 1,000, 0.9464 at 10,000). The tables that decide a
+// method's n have at least 600 simulations per cell; a coverage computed
+// exactly (no Monte Carlo error) must reach 0.95 itself, except the
+// continuity-corrected Wilson interval's worst case over p (0.945–0.951; see
+// MethodWilson and docs/statistics.md). One simulated row fails and is not
+// marked, since no n separates it: unweighted kappa at 200 pairs with a rare
+// grade and high agreement (KappaCIMethod). Before, the floor was a point
+// coverage of 0.93, which passed methods that cover 0.94.
+const CoverageFloor = 0.95
+
+// CoverageTestZ is z_{0.95}, the one-sided 5% quantile of CoverageFloor's test.
+const CoverageTestZ = 1.6448536269514722
 
 // ReliableMinN is the smallest n from which the BCa interval at the expanded
 // level covers at least CoverageFloor in every simulation of docs/statistics.md
@@ -124,7 +140,7 @@ type Interval struct {
 	Lo, Hi     float64
 	N          int64
 	Method     string
-	Unreliable bool // UnreliableFor(Method, N): simulated coverage below CoverageFloor
+	Unreliable bool // UnreliableFor(Method, N): simulated coverage significantly below CoverageFloor
 }
 
 // CI returns [Lo, Hi].

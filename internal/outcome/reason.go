@@ -177,7 +177,7 @@ type Clause struct {
 	Power, Alpha         float64
 	Below, Only, Allowed bool
 	// Unreliable marks an interval (Interval95) whose method covers less
-	// than 93% at its n in simulation, as the reports mark it.
+	// than 95% at its n in simulation, as the reports mark it.
 	Unreliable bool
 	// Names: a group label, a measure key, a test name.
 	Name, Measure, Test string

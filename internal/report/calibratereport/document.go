@@ -53,7 +53,7 @@ type Document struct {
 
 // Dimension is one dimension's calibration. CI95Method says how ci95 was
 // computed (null without one) and Unreliable that its method covers less
-// than 0.93 at this n in simulation (marked † in the text and Markdown); a
+// than 0.95 at this n in simulation (marked † in the text and Markdown); a
 // document written before them has neither key and reads as unmarked.
 type Dimension struct {
 	Agreement     *format.Float    `json:"agreement"`

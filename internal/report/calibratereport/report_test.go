@@ -343,7 +343,7 @@ func smallFaithfulness(t *testing.T) *calibrate.Result {
 	return r
 }
 
-// A kappa interval whose method covers less than 93% at its n is marked † in
+// A kappa interval whose method covers less than 95% at its n is marked † in
 // the text and Markdown, with the footnote every report gives the mark, and
 // flagged in the JSON beside its method; one that is trusted is neither. The
 // document reads back and renders the same; one written before the keys

@@ -94,7 +94,7 @@ type Paired struct {
 	P          format.Float    `json:"p"`
 	Rejects    bool            `json:"rejects"`
 	Test       string          `json:"test"`
-	Unreliable bool            `json:"unreliable"` // the interval's method covers less than 0.93 at this n in simulation
+	Unreliable bool            `json:"unreliable"` // the interval's method covers less than 0.95 at this n in simulation
 	// Note is "methods" when the interval and the test disagree (the test
 	// decides; baseline.NoteMethods); absent when they agree.
 	Note string `json:"note,omitempty"`

@@ -55,7 +55,7 @@ func (b *Baseline) ClustersNote() string {
 }
 
 // PairedInterval is a paired difference's 95% interval, UnreliableMark after
-// it where its method covers less than 0.93 at this n (PairedUnreliableNote),
+// it where its method covers less than 0.95 at this n (PairedUnreliableNote),
 // TestDecidesMark where it and the test disagree (TestDecidesNote).
 func PairedInterval(p Paired) string {
 	s := format.SignedInterval([2]float64{p.CI95[0].V(), p.CI95[1].V()})
@@ -112,12 +112,12 @@ func (b *Baseline) anyPaired(locales bool, f func(Paired) bool) bool {
 // PairedUnreliableNote explains UnreliableMark beside a paired difference
 // computed over cases (a measure without a known range is the only one
 // marked there).
-const PairedUnreliableNote = UnreliableMark + " unreliable: the interval of a paired difference of a measure without a known range covers less than 93% at this n in simulation (below 50 paired cases; docs/statistics.md); the test decides"
+const PairedUnreliableNote = UnreliableMark + " unreliable: the interval of a paired difference of a measure without a known range covers less than 95% at this n in simulation (below 50 paired cases; docs/statistics.md); the test decides"
 
 // PairedClustersUnreliableNote explains UnreliableMark beside a paired
 // difference computed over the clusters of cases in families, where the
 // mark follows the clusters, not the measure's range.
-const PairedClustersUnreliableNote = UnreliableMark + " unreliable: the interval of a paired difference over clusters covers less than 93% at this number of clusters in simulation (cluster-t below 20 clusters or below 15 that moved, the bounded interval of clusters without variation below 30; docs/statistics.md); the test decides"
+const PairedClustersUnreliableNote = UnreliableMark + " unreliable: the interval of a paired difference over clusters covers less than 95% at this number of clusters in simulation (cluster-t below 100 clusters or below 15 that moved, the bounded interval of clusters without variation below 30; docs/statistics.md); the test decides"
 
 // PairedNote is the footnote of UnreliableMark beside the paired difference
 // p: PairedClustersUnreliableNote over clusters, else PairedUnreliableNote.

@@ -53,7 +53,7 @@ type ChurnGroup struct {
 }
 
 // Estimate is a figure with its 95% interval, the interval's method
-// (docs/statistics.md) and whether that method covers less than 0.93 at this n.
+// (docs/statistics.md) and whether that method covers less than 0.95 at this n.
 type Estimate struct {
 	CI95       [2]format.Float `json:"ci95"`
 	CI95Method string          `json:"ci95_method"`
@@ -87,7 +87,7 @@ func churnOf(c baseline.Churn, status outcome.Status) *Churn {
 }
 
 // estimateText is "0.962 [0.916, 0.984]", with UnreliableMark where the
-// interval's method covers less than 0.93 at its n.
+// interval's method covers less than 0.95 at its n.
 func estimateText(e Estimate) string {
 	s := format.Num(e.Mean.V()) + " " + format.Interval([2]float64{e.CI95[0].V(), e.CI95[1].V()})
 	if e.Unreliable {
@@ -135,7 +135,7 @@ func (c *Churn) ChurnMethods() string {
 // EstimateUnreliableNote explains UnreliableMark beside an estimate of the
 // churn or of the top-k overlap: it follows their methods' line wherever an
 // interval of the line it explains is marked.
-const EstimateUnreliableNote = UnreliableMark + " unreliable: this interval's method covers less than 93% at this number of cases or clusters in simulation (docs/statistics.md)"
+const EstimateUnreliableNote = UnreliableMark + " unreliable: this interval's method covers less than 95% at this number of cases or clusters in simulation (docs/statistics.md)"
 
 // mdChurn writes the churn line of the vs-base section.
 func (d *Document) mdChurn(b *strings.Builder) {

@@ -138,7 +138,7 @@ type Group struct {
 // Summary is one measure's mean, 95% CI and n in a group: ci95_method says how
 // the interval was computed (wilson-cc for 0/1 values, hall-t below 30 cases and
 // from metrics.LargeSampleMinN, bca in between, or bounded-wilson-cc /
-// range when every value is equal), unreliable that its method's simulated coverage at n is below 0.93.
+// range when every value is equal), unreliable that its method's simulated coverage at n is below 0.95.
 // When cases carry a `cluster` key (cases in families), clusters is the number
 // of clusters the n cases fall into (a case without a key is one) and the
 // interval is computed over them (cluster-t); absent otherwise.
@@ -371,7 +371,7 @@ func meanCI(g Group, key string) string {
 }
 
 // UnreliableMark follows an interval whose method's simulated coverage at its n
-// is below 0.93; UnreliableNote
+// is below 0.95; UnreliableNote
 // is its footnote in the text, Markdown and HTML reports.
 const (
 	UnreliableMark = format.UnreliableMark

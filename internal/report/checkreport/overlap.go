@@ -80,7 +80,7 @@ func overlapGroup(g baseline.OverlapGroup) OverlapGroup {
 
 // MeanText is the group's mean RBO as the reports write it: "0.981 [0.962,
 // 0.993]" (estimateText, with UnreliableMark where the interval's method
-// covers less than 0.93 at its n), the mean alone when there is no interval
+// covers less than 0.95 at its n), the mean alone when there is no interval
 // (n is 0, or a report read back from a version that wrote none).
 func (g OverlapGroup) MeanText() string {
 	if g.CI95 == nil || format.Interval([2]float64{g.CI95[0].V(), g.CI95[1].V()}) == format.Missing {

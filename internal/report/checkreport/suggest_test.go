@@ -44,7 +44,7 @@ func TestSuggestedFloorsText(t *testing.T) {
 // A group whose interval is over the clusters of cases in families is
 // refused for its clusters, not its cases: 40 cases in 4 clusters read "n =
 // 40 is too few for the Wilson interval's coverage (at least 30)", and a
-// cluster-t interval was held to 30 where it needs 20 clusters.
+// cluster-t interval was held to 30 where it needs 100 clusters.
 func TestSuggestedFloorsRefusedOverClusters(t *testing.T) {
 	for _, c := range []struct {
 		method   string
@@ -52,8 +52,8 @@ func TestSuggestedFloorsRefusedOverClusters(t *testing.T) {
 		want     string
 	}{
 		{metrics.MethodBoundedWilson, 4, "no floor: n = 40 in 4 clusters: too few clusters for the Wilson interval's coverage (at least 30)"},
-		{metrics.MethodClusterHull, 12, "no floor: n = 40 in 12 clusters: too few clusters for the cluster-t-hull interval's coverage (at least 20)"},
-		{metrics.MethodClusterT, 12, "no floor: n = 40 in 12 clusters: too few clusters for the cluster-t interval's coverage (at least 20)"},
+		{metrics.MethodClusterHull, 12, "no floor: n = 40 in 12 clusters: too few clusters for the cluster-t-hull interval's coverage (at least 100)"},
+		{metrics.MethodClusterT, 12, "no floor: n = 40 in 12 clusters: too few clusters for the cluster-t interval's coverage (at least 100)"},
 	} {
 		s := floor.Suggestion{Spec: floor.Spec{Measure: metrics.KeyHit, Group: outcome.GroupOverall}, Refused: floor.RefusedUnreliable, N: 40, Mean: 1,
 			CI95: [2]float64{0.4, 1}, Method: c.method, Clusters: c.clusters, Detectable: math.NaN()}

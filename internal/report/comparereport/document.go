@@ -44,7 +44,7 @@ const PAdjustment = "holm-within-measure"
 // Holm-adjusted within the measure's family (its strategies); "primary" marks
 // the tests of the primary measure, the only ones the recommendation uses.
 // Every interval carries its n, its method and whether its method's simulated
-// coverage at that n (below 0.93) makes it
+// coverage at that n (below 0.95) makes it
 // unreliable; every test its n, its p_value_method and a note when the interval
 // and the test disagree. "relevance_scale" is the [lowest, highest] relevance
 // level found in the qrels; "relevant_level_fallback" says binary qrels were

@@ -91,13 +91,13 @@ func TestHumanSection(t *testing.T) {
 	// 20 labelled queries: every corrected interval is marked, and each of
 	// the two tables that marks one says why under it.
 	// The footnote says what the mark is for a PPI++ interval (metrics.PPI.Interval):
-	// a floor on the labelled queries, not the simulated coverage below 93% that
+	// a floor on the labelled queries, not the simulated coverage below 95% that
 	// marks the judge's intervals (PPI++ covered 0.968 at 10 labelled queries).
 	foot := "† unreliable: this PPI++ interval rests on fewer than 30 human-labelled queries, too few to estimate its standard error well (a floor on the labels, not a simulated coverage; a rule-of-three interval, used where the labelled values do not vary, is not marked; docs/statistics.md)"
 	for _, sec := range []string{section(txt.String(), "human-corrected estimates", "The judge against people"), section(md.String(), "### Human-corrected estimates", "The judge against people")} {
 		assert.Contains(t, sec, UnreliableMark)
 		assert.Equal(t, 2, strings.Count(sec, foot), sec)
-		assert.NotContains(t, sec, "covers less than 93%")
+		assert.NotContains(t, sec, "covers less than 95%")
 	}
 	hs, ok := d.HumanSection(identity)
 	require.True(t, ok)

@@ -57,7 +57,7 @@ func (d *Document) scaleLine() string {
 func NoteText(note string) string {
 	switch note {
 	case compare.NoteSmallN:
-		return "the interval excludes 0 or not, but its method covers less than 93% at this n in simulation: the test decides"
+		return "the interval excludes 0 or not, but its method covers less than 95% at this n in simulation: the test decides"
 	case compare.NoteHolm:
 		return "the interval excludes 0 and the unadjusted p is below alpha, but not after Holm's adjustment across strategies"
 	case compare.NoteMethods:
@@ -68,7 +68,7 @@ func NoteText(note string) string {
 	return ""
 }
 
-// UnreliableMark follows an interval whose method's simulated coverage at its n is below 0.93.
+// UnreliableMark follows an interval whose method's simulated coverage at its n is below 0.95.
 const UnreliableMark = format.UnreliableMark
 
 // UnreliableLine is the footnote of UnreliableMark in every report (the
@@ -81,7 +81,7 @@ const UnreliableLine = format.UnreliableNote + " (below 20 queries, paired diffe
 // families, fewer than metrics.PPIMinClusters labelled clusters (never the
 // rule-of-three interval of labelled values that do not vary). That is a
 // floor on the labels the standard error is estimated from, not a coverage
-// below 93% at this n: the simulation of docs/statistics.md covered 0.968 at
+// below 95% at this n: the simulation of docs/statistics.md covered 0.968 at
 // 10 labelled queries, so format.UnreliableNote's words would misstate it.
 func (d *Document) humanUnreliableLine() string {
 	floor := fmt.Sprintf("fewer than %d human-labelled queries", metrics.PPIMinN)

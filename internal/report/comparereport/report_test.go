@@ -191,7 +191,7 @@ func TestCompareMethodReported(t *testing.T) {
 	}
 }
 
-// An interval whose method covers less than 0.93 at its n is marked unreliable in every report (3 queries here;
+// An interval whose method covers less than 0.95 at its n is marked unreliable in every report (3 queries here;
 // the paired differences' hall-t-betting interval covers at every n and is not), and
 // every interval, test and measure carries its n and method in the JSON.
 func TestCompareUnreliableMarked(t *testing.T) {
@@ -224,7 +224,7 @@ func TestCompareUnreliableMarked(t *testing.T) {
 		assert.Contains(t, p, "n")
 	}
 	for _, out := range []string{txt.String(), md.String()} {
-		assert.Contains(t, out, "† unreliable: this interval's method covers less than 93% at this n in simulation")
+		assert.Contains(t, out, "† unreliable: this interval's method covers less than 95% at this n in simulation")
 		assert.Contains(t, out, "The recommendation rests on the primary measure DCG@2 alone (--primary)")
 		assert.Contains(t, out, "relevance scale found in the qrels: 1..3")
 	}

@@ -36,7 +36,7 @@ type Entry struct {
 	Status     outcome.Status `json:"status"`
 	Threshold  *format.Float  `json:"threshold,omitempty"`
 	// Unreliable: the reason cites an interval marked unreliable (its method
-	// covers less than 93% at its n in simulation); the tables footnote it.
+	// covers less than 95% at its n in simulation); the tables footnote it.
 	Unreliable bool          `json:"unreliable,omitempty"`
 	Value      *format.Float `json:"value,omitempty"`
 }

@@ -269,7 +269,7 @@ func TestCompareHTMLTablesShowN(t *testing.T) {
 
 // flaggedGates is the compare demo gated on bm25 (gatedDemo) with the
 // paired tests its not_beaten gate cites marked unreliable, as compare marks
-// an interval whose method covers less than 93% at its n: the gate's reason
+// an interval whose method covers less than 95% at its n: the gate's reason
 // then carries the mark.
 func flaggedGates(t *testing.T) (*comparereport.Document, *compare.Result) {
 	t.Helper()

@@ -236,7 +236,7 @@ func (p *Page) Table(t Table) {
 }
 
 // FlagMark follows an interval the report marks unreliable (its method's
-// simulated coverage at its n is below 0.93: the JSON's "unreliable"), as
+// simulated coverage at its n is below 0.95: the JSON's "unreliable"), as
 // in the text and Markdown reports; the footnote that explains it is
 // theirs (checkreport.UnreliableNote, comparereport.UnreliableLine, …).
 const FlagMark = checkreport.UnreliableMark

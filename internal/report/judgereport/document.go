@@ -112,7 +112,7 @@ type Agreement struct {
 	Weighting     string           `json:"weighting"`
 	CI95          *[2]format.Float `json:"ci95"`
 	// CIMethod is how ci95 was computed (bca or wilson-disagreement), null
-	// without it; Unreliable that its method covers less than 93% at this n,
+	// without it; Unreliable that its method covers less than 95% at this n,
 	// or on margins this sparse, in simulation (calibrate's rule).
 	CIMethod   *string `json:"ci95_method"`
 	Unreliable bool    `json:"unreliable"`
