@@ -15,7 +15,6 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/calibrate"
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
-	"github.com/retrieval-gate/retrieval-gate/internal/guard"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 )
@@ -91,7 +90,7 @@ func StaleIndexWarning(u gate.UnknownRetrieved) string {
 	msg := fmt.Sprintf("retrieval-gate: %s in %s are not cards of the knowledge base (a stale index?)",
 		format.Count(u.Entries, "retrieved entry", "retrieved entries"), format.Count(u.Cases, "case", "cases"))
 	if len(u.Examples) > 0 {
-		msg += ", e.g. " + guard.Clean(strings.Join(u.Examples, ", "))
+		msg += ", e.g. " + format.Clean(strings.Join(u.Examples, ", "))
 	}
 	return msg + ". This is a warning, not a failure."
 }
