@@ -247,3 +247,14 @@ func CommitPrefix(c string, n int) string {
 	}
 	return c
 }
+
+// CaseGold is how every plain-text output names an integrity problem's case
+// and gold id (the text report, the annotations, JUnit, Code Quality): `case
+// C: gold id "G"`, both ids escaped by SanitizeText, the one rule the
+// Markdown and HTML reports apply to the same ids in their own syntax (a bidi
+// override is (U+202E) in each; Go's %q wrote it \u202e beside the case id's
+// (U+202E)). The quotes show an empty gold id (`gold id ""`); they are not an
+// escape, and a quote inside the id is written as it is.
+func CaseGold(caseID, goldID string) string {
+	return "case " + SanitizeText(caseID) + `: gold id "` + SanitizeText(goldID) + `"`
+}

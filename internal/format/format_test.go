@@ -373,3 +373,11 @@ func TestClean(t *testing.T) {
 		assert.NotContains(t, Clean(tt.in), "\n")
 	}
 }
+
+// CaseGold writes both ids by SanitizeText's rule; the quotes show an empty
+// gold id.
+func TestCaseGold(t *testing.T) {
+	assert.Equal(t, `case en-1: gold id "a"`, CaseGold("en-1", "a"))
+	assert.Equal(t, `case en-2: gold id ""`, CaseGold("en-2", ""))
+	assert.Equal(t, `case x(U+202E) y: gold id "g(U+2066) \ "`, CaseGold("x\u202E\ny", "g\u2066\x1b\\\n"))
+}

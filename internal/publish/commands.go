@@ -54,7 +54,7 @@ func Check(r *gate.Result, markdown func(maxListed int) string, jsonPath string,
 			File:    p.File,
 			Line:    p.Line,
 			Title:   "retrieval-gate: dataset integrity",
-			Message: fmt.Sprintf("case %s: gold id %q: %s", p.CaseID, p.GoldID, reason(p.Kind)),
+			Message: format.CaseGold(p.CaseID, p.GoldID) + ": " + reason(p.Kind),
 		})
 	}
 	var warnings []string
@@ -145,7 +145,7 @@ func Calibrate(r *calibrate.Result, md string, jsonPath string, reason func(cali
 			total++
 			if len(anns) < MaxAnnotations {
 				anns = append(anns, Annotation{File: v.File, Line: v.Line, Title: "retrieval-gate: calibrate " + string(d.Status),
-					Message: fmt.Sprintf("%s, case %s: %s", d.Name, v.CaseID, reason(v))})
+					Message: fmt.Sprintf("%s, case %s: %s", format.SanitizeText(d.Name), format.SanitizeText(v.CaseID), reason(v))})
 			}
 		}
 	}
@@ -157,7 +157,8 @@ func Calibrate(r *calibrate.Result, md string, jsonPath string, reason func(cali
 				total++
 				if len(anns) < MaxAnnotations {
 					anns = append(anns, Annotation{File: v.File, Line: v.Line, Title: "retrieval-gate: calibrate blind-labels",
-						Message: fmt.Sprintf("%s, case %s, rater %s: not provably committed before its judge score (%s)", v.Dimension, v.CaseID, rb.Rater, v.Code)})
+						Message: fmt.Sprintf("%s, case %s, rater %s: not provably committed before its judge score (%s)",
+							format.SanitizeText(v.Dimension), format.SanitizeText(v.CaseID), format.SanitizeText(rb.Rater), v.Code)})
 				}
 			}
 		}
