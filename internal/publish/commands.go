@@ -145,7 +145,7 @@ func Calibrate(r *calibrate.Result, md string, jsonPath string, reason func(cali
 			total++
 			if len(anns) < MaxAnnotations {
 				anns = append(anns, Annotation{File: v.File, Line: v.Line, Title: "retrieval-gate: calibrate " + string(d.Status),
-					Message: fmt.Sprintf("%s, case %s: %s", format.SanitizeText(d.Name), format.SanitizeText(v.CaseID), reason(v))})
+					Message: format.SanitizeText(fmt.Sprintf("%s, case %s: %s", d.Name, v.CaseID, reason(v)))})
 			}
 		}
 	}

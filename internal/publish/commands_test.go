@@ -74,10 +74,11 @@ func TestAnnotationIDsEscapedAsReports(t *testing.T) {
 	assert.Equal(t, `case en(U+202E)1: gold id "gold(U+2066)x": unknown_card`, pub.Annotations[0].Message)
 	assert.Equal(t, `case en-2: gold id "": empty_id`, pub.Annotations[1].Message)
 
+	// The reason names the label's file (calibratereport.ViolationReason).
 	c := &calibrate.Result{Dimensions: []*calibrate.Dimension{{Name: "rel\u200Bevance", Violations: []calibrate.Violation{{CaseID: "c\u202D9", File: "l.jsonl", Line: 1}}}}}
 	c.Blind = &calibrate.BlindCheck{Raters: []calibrate.RaterBlind{{Rater: "ann\u202E", Violations: []calibrate.BlindViolation{{CaseID: "c\u061C1", Dimension: "d\u200F", Code: calibrate.BlindNotBefore}}}}}
-	cp := publish.Calibrate(c, "", "", func(calibrate.Violation) string { return "why" })
+	cp := publish.Calibrate(c, "", "", func(calibrate.Violation) string { return "why (l\u202Egnp.jsonl:1)" })
 	require.Len(t, cp.Annotations, 2)
-	assert.Equal(t, "rel(U+200B)evance, case c(U+202D)9: why", cp.Annotations[0].Message)
+	assert.Equal(t, "rel(U+200B)evance, case c(U+202D)9: why (l(U+202E)gnp.jsonl:1)", cp.Annotations[0].Message)
 	assert.Equal(t, "d(U+200F), case c(U+061C)1, rater ann(U+202E): not provably committed before its judge score (not-before)", cp.Annotations[1].Message)
 }
