@@ -145,7 +145,7 @@ func gateCases(class string, gates outcome.Gates) []Case {
 		if e.Group != "" && !strings.Contains(name, e.Group) {
 			name += " (" + e.Group + ")"
 		}
-		c := Case{Class: class, Name: name, Status: e.Status, Type: "gate"}
+		c := Case{Class: class, Name: format.SanitizeText(name), Status: e.Status, Type: "gate"}
 		switch e.Status {
 		case outcome.Fail:
 			c.Message = failureMessage(e)
