@@ -23,6 +23,7 @@ import (
 	"github.com/sethvargo/go-githubactions"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/ctxwrite"
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/github"
 	"github.com/retrieval-gate/retrieval-gate/internal/guard"
 	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
@@ -244,7 +245,7 @@ func RunFactory(ctx context.Context, f *Factory, args []string) int {
 	if err != nil && !errors.Is(err, flag.ErrHelp) {
 		var ge *GateError
 		if !errors.As(err, &ge) {
-			msg := guard.Clean(httpretry.RedactText(err.Error(), f.secrets()...))
+			msg := format.Clean(httpretry.RedactText(err.Error(), f.secrets()...))
 			// Inside Actions an input error is an ::error:: annotation (at its
 			// file and line when it names them) and a job-summary entry; the
 			// annotation is the log's one line about it. The file is redacted
@@ -331,7 +332,7 @@ func dispatch(ctx context.Context, f *Factory, args []string) error {
 				}
 			}
 			printUsage(env.Stderr)
-			return usagef("help: unknown command %q", guard.Clean(args[1]))
+			return usagef("help: unknown command %q", format.Clean(args[1]))
 		}
 		printUsage(env.Stdout)
 		return flag.ErrHelp
@@ -348,7 +349,7 @@ func dispatch(ctx context.Context, f *Factory, args []string) error {
 		}
 	}
 	printUsage(env.Stderr)
-	return usagef("unknown command %q", guard.Clean(name))
+	return usagef("unknown command %q", format.Clean(name))
 }
 
 // commandName is the subcommand of args, "" when args name none.
@@ -408,7 +409,7 @@ func parseFlags(fs *flag.FlagSet, env *Env, args []string, inputs actionInputs) 
 		return nil, flagError(fs, err)
 	}
 	if fs.NArg() > 0 {
-		return nil, &UsageError{Msg: fmt.Sprintf("%s: unexpected argument %q (every argument is a flag)", fs.Name(), guard.Clean(fs.Arg(0))), Usage: shortUsage(fs.Name())}
+		return nil, &UsageError{Msg: fmt.Sprintf("%s: unexpected argument %q (every argument is a flag)", fs.Name(), format.Clean(fs.Arg(0))), Usage: shortUsage(fs.Name())}
 	}
 	if env.Getenv("GITHUB_ACTIONS") != "true" {
 		return src, nil

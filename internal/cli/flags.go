@@ -11,8 +11,8 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/compare"
 	"github.com/retrieval-gate/retrieval-gate/internal/floor"
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
-	"github.com/retrieval-gate/retrieval-gate/internal/guard"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm"
 	"github.com/retrieval-gate/retrieval-gate/internal/option"
 )
@@ -110,10 +110,10 @@ func inputValueError(fl *flag.Flag, value string, err error) error {
 		case float64:
 			phrase = "is not a number"
 		default:
-			return usagef("action input %q: %q: %v", fl.Name, guard.Clean(value), err)
+			return usagef("action input %q: %q: %v", fl.Name, format.Clean(value), err)
 		}
 	}
-	return usagef("action input %q: %q %s", fl.Name, guard.Clean(value), phrase)
+	return usagef("action input %q: %q %s", fl.Name, format.Clean(value), phrase)
 }
 
 func isBoolFlag(v flag.Value) bool {
@@ -174,7 +174,7 @@ func (s *sources) name(n string) string {
 //	check: action input "k": "0" must be at least 1
 func (s *sources) refuse(cmd, n, rule string) error {
 	if v, ok := s.input(n); ok {
-		return usagef("%s: action input %q: %q %s", cmd, n, guard.Clean(v), rule)
+		return usagef("%s: action input %q: %q %s", cmd, n, format.Clean(v), rule)
 	}
 	return usagef("%s: --%s %s, got %s", cmd, n, rule, s.shown(n))
 }
@@ -190,7 +190,7 @@ func (s *sources) refuseErr(cmd, n string, err error) error {
 	if !ok {
 		return usagef("%s: --%s: %v", cmd, n, err)
 	}
-	if q := fmt.Sprintf("%q", guard.Clean(v)); !strings.Contains(err.Error(), q) {
+	if q := fmt.Sprintf("%q", format.Clean(v)); !strings.Contains(err.Error(), q) {
 		return usagef("%s: action input %q: %s: %v", cmd, n, q, err)
 	}
 	return usagef("%s: action input %q: %v", cmd, n, err)
@@ -238,7 +238,7 @@ func (s *sources) ref(r option.Ref) string {
 // `action input "json": "out.json"`.
 func (s *sources) with(n, v string) string {
 	if _, ok := s.input(n); ok {
-		return fmt.Sprintf("action input %q: %q", n, guard.Clean(v))
+		return fmt.Sprintf("action input %q: %q", n, format.Clean(v))
 	}
 	return "--" + n + " " + v
 }
@@ -248,7 +248,7 @@ func (s *sources) quoted(n, v string) string {
 	if _, ok := s.input(n); ok {
 		return s.with(n, v)
 	}
-	return fmt.Sprintf("--%s %q", n, guard.Clean(v))
+	return fmt.Sprintf("--%s %q", n, format.Clean(v))
 }
 
 // input is the value of flag n when it came from an Action input.
@@ -272,12 +272,12 @@ func (s *sources) shown(n string) string {
 	if g, ok := fl.Value.(flag.Getter); ok {
 		switch v := g.Get().(type) {
 		case string:
-			return fmt.Sprintf("%q", guard.Clean(v))
+			return fmt.Sprintf("%q", format.Clean(v))
 		case bool, int, int64, uint, uint64, float64:
 			return fmt.Sprint(v)
 		}
 	}
-	return fmt.Sprintf("%q", guard.Clean(fl.Value.String()))
+	return fmt.Sprintf("%q", format.Clean(fl.Value.String()))
 }
 
 // registerLLM adds the flags of a chat server (role judge or generator) bound

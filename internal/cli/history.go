@@ -19,7 +19,6 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
-	"github.com/retrieval-gate/retrieval-gate/internal/guard"
 	"github.com/retrieval-gate/retrieval-gate/internal/history"
 	"github.com/retrieval-gate/retrieval-gate/internal/history/ghbranch"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
@@ -214,7 +213,7 @@ func readHistoryBranch(ctx context.Context, f *Factory, branch string) (io.Reade
 	}
 	r, err := ghbranch.ReadHistory(ctx, c, branch)
 	if errors.Is(err, ghbranch.ErrNoHistory) {
-		return nil, fmt.Errorf("--history-branch: %s has no branch %q holding %s (the first push run with --history-branch creates it): %w", guard.Clean(repo), branch, ghbranch.HistoryFile, err)
+		return nil, fmt.Errorf("--history-branch: %s has no branch %q holding %s (the first push run with --history-branch creates it): %w", format.Clean(repo), branch, ghbranch.HistoryFile, err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("--history-branch: %w", err)

@@ -18,7 +18,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/retrieval-gate/retrieval-gate/internal/guard"
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
 )
 
 // commandArgs are each command's required arguments, the first line of its
@@ -130,7 +130,7 @@ func flagError(fs *flag.FlagSet, err error) error {
 	switch {
 	case unknownFlag.MatchString(msg):
 		name := unknownFlag.FindStringSubmatch(msg)[1]
-		out.Msg = fmt.Sprintf("%s: unknown flag --%s", cmd, guard.Clean(name))
+		out.Msg = fmt.Sprintf("%s: unknown flag --%s", cmd, format.Clean(name))
 		if near := nearestFlag(fs, name); near != "" {
 			out.Msg += fmt.Sprintf("; did you mean --%s?", near)
 		}
@@ -139,7 +139,7 @@ func flagError(fs *flag.FlagSet, err error) error {
 		out.Msg = valueMessage(fs, m[2], unquote(m[1]), m[3])
 	case invalidBool.MatchString(msg):
 		m := invalidBool.FindStringSubmatch(msg)
-		out.Msg = fmt.Sprintf("%s: --%s takes no value, or =true or =false: %q is not a boolean", cmd, m[2], guard.Clean(unquote(m[1])))
+		out.Msg = fmt.Sprintf("%s: --%s takes no value, or =true or =false: %q is not a boolean", cmd, m[2], format.Clean(unquote(m[1])))
 	case needsValue.MatchString(msg):
 		name := needsValue.FindStringSubmatch(msg)[1]
 		out.Msg = fmt.Sprintf("%s: --%s needs a value%s", cmd, name, wants(fs.Lookup(name)))
@@ -171,7 +171,7 @@ func valueMessage(fs *flag.FlagSet, name, value, why string) string {
 	if !strings.HasPrefix(phrase, "is ") { // the flag's own refusal, which quotes the value
 		return fmt.Sprintf("%s: --%s: %s", fs.Name(), name, phrase)
 	}
-	return fmt.Sprintf("%s: --%s %q %s%s", fs.Name(), name, guard.Clean(value), phrase, wants(fl))
+	return fmt.Sprintf("%s: --%s %q %s%s", fs.Name(), name, format.Clean(value), phrase, wants(fl))
 }
 
 // kindPhrase says what kind of value fl takes, for a value that is not one.

@@ -131,7 +131,7 @@ func hexWords(s string) map[int]bool {
 func SanitizeText(s string) string {
 	clean, prev := true, rune(-1)
 	for _, r := range s {
-		if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || r == utf8.RuneError || invisible(prev, r) {
+		if lineBreaking(r) || r == utf8.RuneError || invisible(prev, r) {
 			clean = false
 			break
 		}
@@ -149,13 +149,59 @@ func SanitizeText(s string) string {
 	return b.String()
 }
 
+// Clean makes a one-line message (a warning that names a file, a URL, a flag's
+// value) safe for a log the runner reads and honest to its reader: every
+// control character (newlines included) and line or paragraph separator is
+// written as an escape (\n, \r, \t, \x1b, \u2028), so data inside the message
+// cannot start a new line, let alone one the runner would parse as a workflow
+// command; and invisible characters (bidi overrides and isolates, zero-width
+// characters, soft hyphens: see invisible) become a visible (U+XXXX), as in
+// SanitizeText and EscapeMarkdown, so a file name cannot make the line read
+// other than it is. Invalid UTF-8 becomes U+FFFD.
+func Clean(s string) string {
+	prev := rune(-1)
+	if !strings.ContainsFunc(s, func(r rune) bool {
+		bad := lineBreaking(r) || r == utf8.RuneError || invisible(prev, r)
+		prev = r
+		return bad
+	}) {
+		return s
+	}
+	var b strings.Builder
+	prev = -1
+	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
+		switch {
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case lineBreaking(r) && r < 0x100:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case lineBreaking(r):
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			writeTextRune(&b, prev, r)
+		}
+		prev = r
+	}
+	return b.String()
+}
+
+// lineBreaking: the control characters and the line and paragraph separators,
+// which the escapers never write as they are.
+func lineBreaking(r rune) bool {
+	return unicode.IsControl(r) || r == '\u2028' || r == '\u2029'
+}
+
 // writeTextRune is the one rule of the escapers for a rune of plain text (prev
 // the rune before it, -1 at the start): control characters and the line and
 // paragraph separators become a space, invisible characters a visible
 // (U+XXXX), anything else itself.
 func writeTextRune(b *strings.Builder, prev, r rune) {
 	switch {
-	case unicode.IsControl(r) || r == '\u2028' || r == '\u2029':
+	case lineBreaking(r):
 		b.WriteByte(' ')
 	case invisible(prev, r):
 		fmt.Fprintf(b, "(U+%04X)", r)
@@ -200,4 +246,15 @@ func CommitPrefix(c string, n int) string {
 		n--
 	}
 	return c
+}
+
+// CaseGold is how every plain-text output names an integrity problem's case
+// and gold id (the text report, the annotations, JUnit, Code Quality): `case
+// C: gold id "G"`, both ids escaped by SanitizeText, the one rule the
+// Markdown and HTML reports apply to the same ids in their own syntax (a bidi
+// override is (U+202E) in each; Go's %q wrote it \u202e beside the case id's
+// (U+202E)). The quotes show an empty gold id (`gold id ""`); they are not an
+// escape, and a quote inside the id is written as it is.
+func CaseGold(caseID, goldID string) string {
+	return "case " + SanitizeText(caseID) + `: gold id "` + SanitizeText(goldID) + `"`
 }

@@ -350,3 +350,34 @@ func TestCutBytes(t *testing.T) {
 		assert.Equal(t, tc.want, CutBytes(tc.s, tc.max), "%q at %d", tc.s, tc.max)
 	}
 }
+
+// Clean (it was guard.Clean) wrote a warning's data with its bidi controls
+// and invisible characters as they are: a file name "a\u202Egnp.exe" printed
+// in "warning: … e.g. …" read as "aexe.png", a zero-width space hid that two
+// names differ. They are now shown as the reports show them, (U+XXXX) (the
+// rule of SanitizeText and EscapeMarkdown), and line ends and other controls
+// still as escapes, so nothing in the data starts a line.
+func TestClean(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"kb/a\n::error title=x::.md", `kb/a\n::error title=x::.md`},
+		{"a\r\x1b[31m\u2028b\t\u0085", `a\r\x1b[31m\u2028b\t\x85`},
+		{"naïve ü ⚠️ 漢字", "naïve ü ⚠️ 漢字"},
+		{"kb/a\u202Egnp.exe", "kb/a(U+202E)gnp.exe"},
+		{"\u202A\u202B\u202C\u202D\u2066\u2067\u2068\u2069\u200E\u200F\u061C", "(U+202A)(U+202B)(U+202C)(U+202D)(U+2066)(U+2067)(U+2068)(U+2069)(U+200E)(U+200F)(U+061C)"},
+		{"zero\u200B\u200C\u200D\u2060\uFEFF\u00ADwidth", "zero(U+200B)(U+200C)(U+200D)(U+2060)(U+FEFF)(U+00AD)width"},
+		{"tag\U000E0041 \u3164", "tag(U+E0041) (U+3164)"},
+		{"bad\xffutf8", "bad\uFFFDutf8"},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, Clean(tt.in), "%q", tt.in)
+		assert.NotContains(t, Clean(tt.in), "\n")
+	}
+}
+
+// CaseGold writes both ids by SanitizeText's rule; the quotes show an empty
+// gold id.
+func TestCaseGold(t *testing.T) {
+	assert.Equal(t, `case en-1: gold id "a"`, CaseGold("en-1", "a"))
+	assert.Equal(t, `case en-2: gold id ""`, CaseGold("en-2", ""))
+	assert.Equal(t, `case x(U+202E) y: gold id "g(U+2066) \ "`, CaseGold("x\u202E\ny", "g\u2066\x1b\\\n"))
+}

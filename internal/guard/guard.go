@@ -1,8 +1,8 @@
 // Package guard keeps data from forging a GitHub Actions workflow command in
 // what the commands and the public packages print: the rules of the Actions
 // runner (a "::" after any white space it trims at a line start, "##[" anywhere
-// in a line), applied to a stream (Writer), to a text (Text) and to a
-// one-line message (Clean).
+// in a line), applied to a stream (Writer) and to a text (Text); a one-line
+// message is internal/format's Clean.
 package guard
 
 import (
@@ -14,42 +14,6 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 )
-
-// Clean makes a one-line message safe for a log the runner reads: every control
-// character (newlines included) and line or paragraph separator is written as an
-// escape (\n, \r, \t, \x1b, \u2028), so data inside the message cannot start a new
-// line, let alone one the runner would parse as a workflow command.
-func Clean(s string) string {
-	if !strings.ContainsFunc(s, unsafeRune) {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		if !unsafeRune(r) {
-			b.WriteRune(r)
-			continue
-		}
-		switch r {
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\t':
-			b.WriteString(`\t`)
-		default:
-			if r < 0x100 {
-				fmt.Fprintf(&b, `\x%02x`, r)
-			} else {
-				fmt.Fprintf(&b, `\u%04x`, r)
-			}
-		}
-	}
-	return b.String()
-}
-
-func unsafeRune(r rune) bool {
-	return unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || r == '\u0085'
-}
 
 // Writer passes text to w but neutralises everything the Actions runner
 // would read as a workflow command, in both of its syntaxes:

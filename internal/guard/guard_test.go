@@ -106,13 +106,6 @@ type countingWriter struct {
 
 func (c *countingWriter) Write(p []byte) (int, error) { c.n += len(p); return c.Buffer.Write(p) }
 
-func TestClean(t *testing.T) {
-	assert.Equal(t, `kb/a\n::error title=x::.md`, Clean("kb/a\n::error title=x::.md"))
-	assert.Equal(t, `a\r\x1b[31m\u2028b`, Clean("a\r\x1b[31m\u2028b"))
-	assert.Equal(t, "naïve ü", Clean("naïve ü"))
-	assert.False(t, forged.MatchString(Clean("x\n::error::y")))
-}
-
 // FuzzGuardWriter: whatever the text and however it is split into writes, the
 // runner (as runnertest reads it, with any command name) finds no command in the
 // guarded output, and the guard changed nothing but inserting backslashes.

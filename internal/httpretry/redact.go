@@ -16,11 +16,31 @@ const Redacted = "***"
 // minFragment is the shortest piece of a secret Redact removes on its own: a
 // server's answer cut at a cap (ReadSnippet, a message's 300 characters) may
 // end inside a secret, and a server may echo a key's start or end
-// ("sk-proj-abc…xyz"); any 8 of its characters in a row are removed.
+// ("sk-proj-abc…xyz"); any 8 of its characters in a row are removed. 8: a
+// shorter piece of a random key gives away too little to matter (7 of a
+// key's characters leave the rest to guess), a longer one is worth
+// removing, and a fragment of 8 still matches no ordinary word of a text by
+// chance; a line break that wraps the secret inside a fragment does not end
+// it (see wrapAt).
 const minFragment = 8
 
+// minBase64Fragment is the shortest piece of a secret's base64 core Redact
+// removes: 11 characters (66 bits) are the fewest that can carry 8 of the
+// secret's bytes, so a truncated Basic credential ("dXNlcjpzay1w…", a
+// snippet cut at its cap) loses the piece that would give minFragment of
+// the secret away, as the secret's own text does.
+const minBase64Fragment = 11
+
+// maxWrapIndent is the most blanks a line-wrapped secret's next line may
+// start with (an indented log, a folded header): a bound, so that matching
+// through wraps stays linear in the text.
+const maxWrapIndent = 64
+
 // Redact removes every secret from msg, and every run of at least 8 of a
-// secret's consecutive characters (all of a shorter secret), in whatever form
+// secret's consecutive characters (all of a shorter secret), even when a line
+// break wraps it (a line end, "\r\n" or JSON's "\n" escape, then at most
+// maxWrapIndent spaces or tabs: "sk-proj-ABCD\n  EFGH…" is one piece, so the
+// 7 characters left on either side of a wrap go with it), in whatever form
 // a server may echo it (issue: a token GitLab wrote as "glpat-SECRET\u0074oken"
 // got past a match of the plain and json.Marshal forms):
 //
@@ -34,7 +54,8 @@ const minFragment = 8
 //   - base64 (standard or URL alphabet), at any alignment inside a longer
 //     encoded text, as in the Basic credentials "user:SECRET" of an
 //     Authorization header a server echoes (RFC 7617): the part of the
-//     encoding that only the secret's bytes determine.
+//     encoding that only the secret's bytes determine, and every run of at
+//     least minBase64Fragment of its characters (a credential cut short).
 //
 // Secrets shorter than 4 bytes are ignored (they would blank ordinary words).
 func Redact(msg string, secrets ...string) string {
@@ -52,7 +73,7 @@ func secretPatterns(secrets []string) []pattern {
 		}
 		pats = append(pats, newPattern(s, min(len(s), minFragment), false))
 		for _, b := range base64Cores(s) {
-			pats = append(pats, newPattern(b, len(b), true))
+			pats = append(pats, newPattern(b, min(len(b), minBase64Fragment), true))
 		}
 	}
 	return pats
@@ -145,13 +166,21 @@ func (p *pattern) longestAt(msg string, i int) int {
 // (a run of backslashes reads as escaped backslashes or as themselves: the
 // readings would multiply).
 func (p *pattern) walk(msg string, at, k, j int, best *int, seen *map[[2]int]bool) {
+	wrapped := false // the last step skipped a wrap: a run does not end in one
 	for {
-		if at > *best && k > j && (k-j == len(p.s) || k-j-spaces(p.s[j:k]) >= p.min) {
+		if !wrapped && at > *best && k > j && (k-j == len(p.s) || k-j-spaces(p.s[j:k]) >= p.min) {
 			*best = at
 		}
 		if k == len(p.s) || at == len(msg) {
 			return
 		}
+		if k > j && !wrapped && !blankByte(p.s[k]) {
+			if w := wrapAt(msg, at); w > 0 {
+				at, wrapped = at+w, true
+				continue
+			}
+		}
+		wrapped = false
 		if p.literal {
 			if msg[at] != p.s[k] {
 				return
@@ -179,6 +208,34 @@ func (p *pattern) walk(msg string, at, k, j int, best *int, seen *map[[2]int]boo
 		at, k = at+alts[0].n, k+alts[0].adv
 	}
 }
+
+// wrapAt is the length of the line wrap msg holds at i, 0 when none: a line
+// end ("\n", "\r\n", "\r", or JSON's escapes of them) and at most
+// maxWrapIndent spaces or tabs.
+func wrapAt(msg string, i int) int {
+	n := 0
+	for _, end := range wrapEnds {
+		if strings.HasPrefix(msg[i:], end) {
+			n = len(end)
+			break
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	for m := 0; m < maxWrapIndent && i+n < len(msg) && (msg[i+n] == ' ' || msg[i+n] == '\t'); m++ {
+		n++
+	}
+	return n
+}
+
+// wrapEnds are the line ends wrapAt reads, the longest first.
+var wrapEnds = []string{`\r\n`, "\r\n", `\n`, `\r`, "\n", "\r"}
+
+// blankByte: a line end, a space or a tab, which a secret may hold itself
+// (a PEM key's lines, "Bearer KEY"): there it is matched, not skipped as a
+// wrap.
+func blankByte(c byte) bool { return c == '\n' || c == '\r' || c == ' ' || c == '\t' }
 
 // step is one reading of a character of msg: the bytes of msg it takes and
 // of the secret it matches.

@@ -76,12 +76,16 @@ func (r *Redactor) Text(msg string) string {
 // min(n, 8) bytes of a piece of n, in any letter case), and no escape Redact
 // reads: "%" and two hex digits, a backslash (JSON's), "&" with ";" within
 // its next 11 bytes (HTML's character references), "+" when a secret holds a
-// space.
+// space; nor, once msg has a line end, any of those pieces with the line
+// ends and the blanks after them left out (a wrap, which Redact matches
+// through: wrapAt).
 func (r *Redactor) plainForSecrets(msg string) bool {
 	if len(r.pats) == 0 {
 		return true
 	}
-	var run uint64 // the last 8 bytes, ASCII letters in lower case
+	var run uint64  // the last 8 bytes, ASCII letters in lower case
+	var flat uint64 // run without the line ends and the blanks after them
+	flatLen, wraps, afterEnd := 0, false, false
 	for i := 0; i < len(msg); i++ {
 		c := msg[i]
 		switch c {
@@ -101,19 +105,37 @@ func (r *Redactor) plainForSecrets(msg string) bool {
 			}
 		}
 		run = run<<8 | uint64(lower(c))
-		for n := 4; n <= minFragment && n <= i+1; n++ {
-			if r.pieces[n] == nil {
-				continue
-			}
-			if h := pieceHash(run & mask(n)); r.seen[h/64]&(1<<(h%64)) == 0 {
-				continue
-			}
-			if _, ok := r.pieces[n][run&mask(n)]; ok {
-				return false
-			}
+		switch {
+		case c == '\n' || c == '\r':
+			wraps, afterEnd = true, true
+		case afterEnd && (c == ' ' || c == '\t'):
+		default:
+			afterEnd = false
+			flat = flat<<8 | uint64(lower(c))
+			flatLen++
+		}
+		if r.holdsPiece(run, i+1) || wraps && r.holdsPiece(flat, flatLen) {
+			return false
 		}
 	}
 	return true
+}
+
+// holdsPiece reports whether run (the last 8 of its have bytes) ends with a
+// piece of a secret.
+func (r *Redactor) holdsPiece(run uint64, have int) bool {
+	for n := 4; n <= minFragment && n <= have; n++ {
+		if r.pieces[n] == nil {
+			continue
+		}
+		if h := pieceHash(run & mask(n)); r.seen[h/64]&(1<<(h%64)) == 0 {
+			continue
+		}
+		if _, ok := r.pieces[n][run&mask(n)]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // The words before a credential of credentialAfter's first form, packed as

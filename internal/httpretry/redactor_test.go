@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 	"unicode"
 
 	"github.com/stretchr/testify/assert"
@@ -123,4 +124,54 @@ func BenchmarkRedactorReason(b *testing.B) {
 			_ = r.Text(reason)
 		}
 	})
+}
+
+// A secret wrapped across lines, or printed in part, left a piece of it: the
+// 7 characters a line break left on one side of a wrap ("sk-proj" then the
+// rest on the next line, or the rest then "3456789"), and any part of its
+// base64 encoding but the whole core (a Basic credential cut at a snippet's
+// cap gave 17 of the key's bytes away). The rule now: every run of at least
+// 8 of a secret's characters (minFragment), a line wrap (a line end or
+// JSON's \n escape, then at most 64 blanks) inside the run not ending it,
+// and every run of at least 11 characters of its base64 core, the fewest
+// that can carry 8 of its bytes (minBase64Fragment); a lone piece of 7
+// characters is kept. Redact and a Redactor's Text agree on each.
+func TestRedactFragments(t *testing.T) {
+	s := "sk-proj-ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	b64 := base64.StdEncoding.EncodeToString([]byte("user:" + s))
+	short := "abcdefghijkl" // a 12-byte secret, wrapped 6 and 6: no piece of 8 on a line
+	tests := []struct{ name, in, want string }{
+		{"wrapped, 7 left after", "key " + s[:37] + "\n" + s[37:] + " end", "key *** end"},
+		{"wrapped, 7 left before", "key " + s[:7] + "\r\n" + s[7:] + " end", "key *** end"},
+		{"wrapped and indented", "key " + s[:25] + "\n    " + s[25:] + "\nnext", "key ***\nnext"},
+		{"wrapped in JSON", `{"e":"key ` + s[:38] + `\n` + s[38:] + `"}`, `{"e":"key ***"}`},
+		{"wrapped 6 and 6", "pw " + short[:6] + "\n" + short[6:] + ".", "pw ***."},
+		{"a piece at a line end keeps the line end", "key " + s[:16] + "\n  next line", "key ***\n  next line"},
+		{"a blank line is no wrap", "key " + s[:16] + "\n\n" + s[16:20] + " end", "key ***\n\n" + s[16:20] + " end"},
+		{"a lone piece of 7", "x" + s[10:17] + "y", "x" + s[10:17] + "y"},
+		{"a piece of 8", "x" + s[10:18] + "y", "x***y"},
+		{"base64 cut at a cap", "auth " + b64[:30] + "…", "auth " + b64[:8] + "***…"},
+		{"base64 inside", `{"a":"` + b64[4:40] + `"}`, `{"a":"` + b64[4:8] + `***"}`},
+		{"10 base64 characters", "x " + b64[12:22] + " y", "x " + b64[12:22] + " y"},
+	}
+	r := NewRedactor(s, short)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, Redact(tt.in, s, short))
+			assert.Equal(t, tt.want, r.Text(tt.in))
+		})
+	}
+}
+
+// Matching through wraps stays linear in the text: a text of a megabyte of
+// 7-character pieces of the key, each on its own line, takes a few
+// milliseconds (each walk stops at the first character after a wrap that
+// does not continue the key, and a wrap is one line end and at most 64
+// blanks).
+func TestRedactWrapsLinear(t *testing.T) {
+	s := "sk-proj-ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	msg := strings.Repeat(s[:7]+"\n"+strings.Repeat(" ", 100), 1<<20/108)
+	start := time.Now()
+	assert.Equal(t, msg, Redact(msg, s))
+	assert.Less(t, time.Since(start), 2*time.Second)
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/github"
-	"github.com/retrieval-gate/retrieval-gate/internal/guard"
 	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
 )
 
@@ -233,7 +232,7 @@ func (p *Publisher) checkRun(ctx context.Context, act *github.Actions, pub Publi
 		var ae *github.APIError
 		switch {
 		case res.URL != "":
-			warn("the check run %s has %d of its %s: %v. %s", guard.Clean(res.URL), res.Kept+res.Added, format.Count(len(spec.Annotations), "annotation", "annotations"), err, fallback)
+			warn("the check run %s has %d of its %s: %v. %s", format.Clean(res.URL), res.Kept+res.Added, format.Count(len(spec.Annotations), "annotation", "annotations"), err, fallback)
 		case errors.As(err, &ae) && (ae.Kind == github.KindForbidden || ae.Kind == github.KindNotFound):
 			act.Notice(httpretry.RedactText(fmt.Sprintf("retrieval-gate: no check run: the token may not write checks (%v); give the job `permissions: checks: write`. %s", err, fallback), token))
 		default:
@@ -245,7 +244,7 @@ func (p *Publisher) checkRun(ctx context.Context, act *github.Actions, pub Publi
 	if res.Created {
 		what = "created"
 	}
-	fmt.Fprintf(p.Stderr, "retrieval-gate: check run %s: %s (%s)\n", what, guard.Clean(res.URL), format.Count(len(spec.Annotations), "annotation", "annotations"))
+	fmt.Fprintf(p.Stderr, "retrieval-gate: check run %s: %s (%s)\n", what, format.Clean(res.URL), format.Count(len(spec.Annotations), "annotation", "annotations"))
 	if res.Foreign {
 		fmt.Fprintf(p.Stderr, "retrieval-gate: the commit's check run %q was made by another GitHub App (another token), which alone may update it: this new run replaces it\n", spec.Name)
 	}

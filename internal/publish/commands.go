@@ -15,7 +15,6 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/calibrate"
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
-	"github.com/retrieval-gate/retrieval-gate/internal/guard"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 )
@@ -55,7 +54,7 @@ func Check(r *gate.Result, markdown func(maxListed int) string, jsonPath string,
 			File:    p.File,
 			Line:    p.Line,
 			Title:   "retrieval-gate: dataset integrity",
-			Message: fmt.Sprintf("case %s: gold id %q: %s", p.CaseID, p.GoldID, reason(p.Kind)),
+			Message: format.CaseGold(p.CaseID, p.GoldID) + ": " + reason(p.Kind),
 		})
 	}
 	var warnings []string
@@ -91,7 +90,7 @@ func StaleIndexWarning(u gate.UnknownRetrieved) string {
 	msg := fmt.Sprintf("retrieval-gate: %s in %s are not cards of the knowledge base (a stale index?)",
 		format.Count(u.Entries, "retrieved entry", "retrieved entries"), format.Count(u.Cases, "case", "cases"))
 	if len(u.Examples) > 0 {
-		msg += ", e.g. " + guard.Clean(strings.Join(u.Examples, ", "))
+		msg += ", e.g. " + format.Clean(strings.Join(u.Examples, ", "))
 	}
 	return msg + ". This is a warning, not a failure."
 }
@@ -146,7 +145,7 @@ func Calibrate(r *calibrate.Result, md string, jsonPath string, reason func(cali
 			total++
 			if len(anns) < MaxAnnotations {
 				anns = append(anns, Annotation{File: v.File, Line: v.Line, Title: "retrieval-gate: calibrate " + string(d.Status),
-					Message: fmt.Sprintf("%s, case %s: %s", d.Name, v.CaseID, reason(v))})
+					Message: format.SanitizeText(fmt.Sprintf("%s, case %s: %s", d.Name, v.CaseID, reason(v)))})
 			}
 		}
 	}
@@ -158,7 +157,8 @@ func Calibrate(r *calibrate.Result, md string, jsonPath string, reason func(cali
 				total++
 				if len(anns) < MaxAnnotations {
 					anns = append(anns, Annotation{File: v.File, Line: v.Line, Title: "retrieval-gate: calibrate blind-labels",
-						Message: fmt.Sprintf("%s, case %s, rater %s: not provably committed before its judge score (%s)", v.Dimension, v.CaseID, rb.Rater, v.Code)})
+						Message: fmt.Sprintf("%s, case %s, rater %s: not provably committed before its judge score (%s)",
+							format.SanitizeText(v.Dimension), format.SanitizeText(v.CaseID), format.SanitizeText(rb.Rater), v.Code)})
 				}
 			}
 		}

@@ -4,8 +4,10 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/baseline"
+	"github.com/retrieval-gate/retrieval-gate/internal/calibrate"
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
@@ -53,4 +55,30 @@ func TestPathOutputsInNameOrder(t *testing.T) {
 	for range 20 {
 		assert.Equal(t, []string{"cache", "human-sheet", "json", "judgments", "qrels"}, publish.PathOutputs(paths).PathOutputs)
 	}
+}
+
+// An integrity problem's annotation wrote its case id as it is and its gold id
+// as Go's %q: a bidi override in the case id reordered the annotation GitHub
+// shows on the diff, and the same override read (U+202E) in the text report
+// and \u202e two words later. Both ids are now written as every report writes
+// them (format.CaseGold: SanitizeText's (U+XXXX)), and calibrate's
+// annotations write their ids (dimension, case, rater) the same way.
+func TestAnnotationIDsEscapedAsReports(t *testing.T) {
+	r := &gate.Result{}
+	r.Integrity.Problems = []gate.Problem{
+		{File: "c.jsonl", Line: 2, CaseID: "en\u202E1", GoldID: "gold\u2066x", Kind: gate.UnknownCard},
+		{File: "c.jsonl", Line: 3, CaseID: "en-2", GoldID: "", Kind: gate.EmptyID},
+	}
+	pub := publish.Check(r, func(int) string { return "" }, "", func(k gate.ProblemKind) string { return string(k) })
+	require.Len(t, pub.Annotations, 2)
+	assert.Equal(t, `case en(U+202E)1: gold id "gold(U+2066)x": unknown_card`, pub.Annotations[0].Message)
+	assert.Equal(t, `case en-2: gold id "": empty_id`, pub.Annotations[1].Message)
+
+	// The reason names the label's file (calibratereport.ViolationReason).
+	c := &calibrate.Result{Dimensions: []*calibrate.Dimension{{Name: "rel\u200Bevance", Violations: []calibrate.Violation{{CaseID: "c\u202D9", File: "l.jsonl", Line: 1}}}}}
+	c.Blind = &calibrate.BlindCheck{Raters: []calibrate.RaterBlind{{Rater: "ann\u202E", Violations: []calibrate.BlindViolation{{CaseID: "c\u061C1", Dimension: "d\u200F", Code: calibrate.BlindNotBefore}}}}}
+	cp := publish.Calibrate(c, "", "", func(calibrate.Violation) string { return "why (l\u202Egnp.jsonl:1)" })
+	require.Len(t, cp.Annotations, 2)
+	assert.Equal(t, "rel(U+200B)evance, case c(U+202D)9: why (l(U+202E)gnp.jsonl:1)", cp.Annotations[0].Message)
+	assert.Equal(t, "d(U+200F), case c(U+061C)1, rater ann(U+202E): not provably committed before its judge score (not-before)", cp.Annotations[1].Message)
 }

@@ -3,8 +3,8 @@ package publish
 import (
 	"fmt"
 	"strings"
-	"unicode"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/github"
 	"github.com/retrieval-gate/retrieval-gate/internal/guard"
 )
@@ -58,35 +58,17 @@ func (p *Publisher) Fail(f Failure) bool {
 	return true
 }
 
-// visible writes the invisible and direction-changing characters of s (format
-// characters: zero-width spaces, bidi overrides) as \u escapes, after Clean.
-func visible(s string) string {
-	s = guard.Clean(s)
-	if !strings.ContainsFunc(s, func(r rune) bool { return unicode.Is(unicode.Cf, r) }) {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		if unicode.Is(unicode.Cf, r) {
-			fmt.Fprintf(&b, `\u%04x`, r)
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
 // codeBlock fences text so that Markdown reads none of it (no links, mentions,
 // math or HTML): the fence is longer than any run of backticks inside.
 func codeBlock(text string) string {
 	fence := strings.Repeat("`", max(3, longestRun(text, '`')+1))
-	return fence + "text\n" + visible(text) + "\n" + fence + "\n"
+	return fence + "text\n" + format.Clean(text) + "\n" + fence + "\n"
 }
 
 // codeSpan is text as inline code, with a delimiter longer than any backtick run.
 func codeSpan(text string) string {
 	d := strings.Repeat("`", longestRun(text, '`')+1)
-	return d + " " + visible(text) + " " + d
+	return d + " " + format.Clean(text) + " " + d
 }
 
 func longestRun(s string, c byte) int {

@@ -13,7 +13,6 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/github"
 	"github.com/retrieval-gate/retrieval-gate/internal/gitlab"
-	"github.com/retrieval-gate/retrieval-gate/internal/guard"
 	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
 )
 
@@ -63,10 +62,10 @@ func (p *GitLabPublisher) Fail(Failure) bool { return false }
 func (p *GitLabPublisher) Publish(ctx context.Context, pub Publication) []Warning {
 	token := p.CI.Token
 	var warnings []Warning
-	warn := func(format string, args ...any) {
-		msg := httpretry.RedactText(fmt.Sprintf(format, args...), token, p.CI.JobToken)
+	warn := func(layout string, args ...any) {
+		msg := httpretry.RedactText(fmt.Sprintf(layout, args...), token, p.CI.JobToken)
 		warnings = append(warnings, Warning(msg))
-		fmt.Fprintf(p.Stderr, "retrieval-gate: warning: %s\n", guard.Clean(msg))
+		fmt.Fprintf(p.Stderr, "retrieval-gate: warning: %s\n", format.Clean(msg))
 	}
 	if pub.Markdown == "" || pub.When == WhenOff {
 		return nil
@@ -159,13 +158,13 @@ func (p *GitLabPublisher) Publish(ctx context.Context, pub Publication) []Warnin
 		warn("%s. No note of key %s is among them, so no new note was posted: one may be further on, and a new note on every run would pile up. The exit code reflects only the gates; the whole report is written by --markdown FILE.", incompleteWhy(res.Incomplete, "merge request", "notes", "note"), keyOf(marker))
 		return warnings
 	case res.Skipped == SkipUnchanged:
-		fmt.Fprintf(p.Stderr, "retrieval-gate: MR note unchanged (--comment-mode %s): %s\n", pub.When, guard.Clean(res.URL))
+		fmt.Fprintf(p.Stderr, "retrieval-gate: MR note unchanged (--comment-mode %s): %s\n", pub.When, format.Clean(res.URL))
 	case res.Skipped == SkipPassing:
 		fmt.Fprintf(p.Stderr, "retrieval-gate: no MR note: the verdict is pass and there is no earlier note to update (--comment-mode failures)\n")
 	case res.Created:
-		fmt.Fprintf(p.Stderr, "retrieval-gate: MR note created: %s\n", guard.Clean(res.URL))
+		fmt.Fprintf(p.Stderr, "retrieval-gate: MR note created: %s\n", format.Clean(res.URL))
 	default:
-		fmt.Fprintf(p.Stderr, "retrieval-gate: MR note updated: %s\n", guard.Clean(res.URL))
+		fmt.Fprintf(p.Stderr, "retrieval-gate: MR note updated: %s\n", format.Clean(res.URL))
 	}
 	if n := res.Hidden + res.Removed; n > 0 {
 		fmt.Fprintf(p.Stderr, "retrieval-gate: deleted %s with the same key (concurrent runs)\n", format.Count(n, "duplicate MR note", "duplicate MR notes"))

@@ -134,13 +134,13 @@ func (p *Publisher) Publish(ctx context.Context, pub Publication) []Warning {
 	act.Mask(token)
 
 	var warnings []Warning
-	warn := func(format string, args ...any) {
-		msg := httpretry.RedactText(fmt.Sprintf(format, args...), token)
+	warn := func(layout string, args ...any) {
+		msg := httpretry.RedactText(fmt.Sprintf(layout, args...), token)
 		warnings = append(warnings, Warning(msg))
 		if act.InActions {
 			act.Warning(msg)
 		} else {
-			fmt.Fprintf(p.Stderr, "retrieval-gate: warning: %s\n", guard.Clean(msg))
+			fmt.Fprintf(p.Stderr, "retrieval-gate: warning: %s\n", format.Clean(msg))
 		}
 	}
 	if evErr != nil {
@@ -156,7 +156,7 @@ func (p *Publisher) Publish(ctx context.Context, pub Publication) []Warning {
 			if v := outputs[k]; v != "" {
 				outputs[k] = act.RelPath(v)
 				if act.Workspace != "" && !act.InWorkspace(v) {
-					warn("the `%s` output %s is outside the workspace (GITHUB_WORKSPACE): a later step may not see it (a Docker action shares only the workspace); give a path relative to the workspace", k, guard.Clean(outputs[k]))
+					warn("the `%s` output %s is outside the workspace (GITHUB_WORKSPACE): a later step may not see it (a Docker action shares only the workspace); give a path relative to the workspace", k, format.Clean(outputs[k]))
 				}
 			}
 		}
@@ -316,13 +316,13 @@ func (p *Publisher) comment(ctx context.Context, act *github.Actions, pub Public
 		warn("%s. No comment of key %s is among them, so no new comment was posted: one may be further on, and a new comment on every run would pile up%s", incompleteWhy(res.Incomplete, "pull request", "comments", "comment"), keyOf(marker), kept)
 		return
 	case res.Skipped == SkipUnchanged:
-		fmt.Fprintf(p.Stderr, "retrieval-gate: PR comment unchanged (--comment-mode %s): %s\n", pub.When, guard.Clean(res.URL))
+		fmt.Fprintf(p.Stderr, "retrieval-gate: PR comment unchanged (--comment-mode %s): %s\n", pub.When, format.Clean(res.URL))
 	case res.Skipped == SkipPassing:
 		fmt.Fprintf(p.Stderr, "retrieval-gate: no PR comment: the verdict is pass and there is no earlier comment to update (--comment-mode failures)\n")
 	case res.Created:
-		fmt.Fprintf(p.Stderr, "retrieval-gate: PR comment created: %s\n", guard.Clean(res.URL))
+		fmt.Fprintf(p.Stderr, "retrieval-gate: PR comment created: %s\n", format.Clean(res.URL))
 	default:
-		fmt.Fprintf(p.Stderr, "retrieval-gate: PR comment updated: %s\n", guard.Clean(res.URL))
+		fmt.Fprintf(p.Stderr, "retrieval-gate: PR comment updated: %s\n", format.Clean(res.URL))
 	}
 	switch {
 	case res.Hidden > 0 && res.Probed:

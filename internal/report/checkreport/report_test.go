@@ -368,3 +368,19 @@ func gateResult(a *gate.Accumulator, cfg gate.Config) *gate.Result {
 	}
 	return res
 }
+
+// The text report wrote a problem's case id by SanitizeText and its gold id
+// by Go's %q: one override read (U+202E) in the case id and "\u202e" in the
+// gold id of the same line. Both ids now read alike in the text report and
+// the Markdown (format.CaseGold and EscapeMarkdown: one rule).
+func TestProblemIDsOneEscaping(t *testing.T) {
+	r := fixture(t, gate.Floor{})
+	r.Integrity.Problems = []gate.Problem{{File: "c.jsonl", Line: 7, CaseID: "en\u202E7", GoldID: "g\u200B\u202E7", Kind: gate.UnknownCard}}
+	doc := New(r)
+	var b bytes.Buffer
+	require.NoError(t, doc.Text(&b))
+	assert.Contains(t, b.String(), "  c.jsonl:7: case en(U+202E)7: gold id \"g(U+200B)(U+202E)7\": unknown card\n")
+	md := doc.Markdown(MarkdownOptions{})
+	assert.Contains(t, md, "| c.jsonl:7 | en(U+202E)7 | g(U+200B)(U+202E)7 | unknown card |")
+	assert.NotContains(t, b.String()+md, `\u`)
+}

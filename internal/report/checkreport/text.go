@@ -146,7 +146,7 @@ func (d *Document) text(w io.Writer, verbose bool) error {
 		p("\nintegrity problems (%d; gold ids that are not cards of the %d-card KB):\n", in.ProblemsTotal, in.KBCards)
 		n := min(textMaxListed, len(in.Problems))
 		for _, pr := range in.Problems[:n] {
-			p("  %s:%d: case %s: gold id %q: %s\n", san(pr.File), pr.Line, san(pr.CaseID), pr.GoldID, pr.Reason)
+			p("  %s:%d: %s: %s\n", san(pr.File), pr.Line, format.CaseGold(pr.CaseID, pr.GoldID), pr.Reason)
 		}
 		if more := in.ProblemsTotal - int64(n); more > 0 {
 			p("  … and %d more (see --json)\n", more)

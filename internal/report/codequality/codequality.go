@@ -66,7 +66,7 @@ func Issues(r *gate.Result, casesPath, root string) []Issue {
 		name := "retrieval-gate/" + string(p.Kind)
 		sum := sha256.Sum256([]byte(name + "\x00" + path + "\x00" + p.CaseID + "\x00" + p.GoldID))
 		out = append(out, Issue{
-			Description: format.SanitizeText(fmt.Sprintf("retrieval-gate: case %s: gold id %q: %s", format.CutBytes(p.CaseID, MaxIDBytes), format.CutBytes(p.GoldID, MaxIDBytes), checkreport.ProblemReason(p.Kind))),
+			Description: "retrieval-gate: " + format.CaseGold(format.CutBytes(p.CaseID, MaxIDBytes), format.CutBytes(p.GoldID, MaxIDBytes)) + ": " + checkreport.ProblemReason(p.Kind),
 			CheckName:   name,
 			Fingerprint: hex.EncodeToString(sum[:]),
 			Severity:    "blocker",

@@ -90,7 +90,7 @@ func Check(r *gate.Result) Suite {
 		if p.Line > 0 {
 			loc += ":" + strconv.Itoa(p.Line)
 		}
-		name := fmt.Sprintf("%s: case %s: gold id %q", format.SanitizeText(loc), format.SanitizeText(shortID(p.CaseID)), shortID(p.GoldID))
+		name := format.SanitizeText(loc) + ": " + format.CaseGold(shortID(p.CaseID), shortID(p.GoldID))
 		msg := name + ": " + checkreport.ProblemReason(p.Kind)
 		c := Case{Class: "retrieval-gate.check.integrity", Name: name, Status: outcome.Fail, Type: "integrity", Message: msg, Detail: msg}
 		if size += caseBytes(c); size > maxBytes {
@@ -145,7 +145,7 @@ func gateCases(class string, gates outcome.Gates) []Case {
 		if e.Group != "" && !strings.Contains(name, e.Group) {
 			name += " (" + e.Group + ")"
 		}
-		c := Case{Class: class, Name: name, Status: e.Status, Type: "gate"}
+		c := Case{Class: class, Name: format.SanitizeText(name), Status: e.Status, Type: "gate"}
 		switch e.Status {
 		case outcome.Fail:
 			c.Message = failureMessage(e)

@@ -193,6 +193,21 @@ func TestDetailOneLinePerField(t *testing.T) {
 	assert.Contains(t, doc.Cases[0].Failure.Text, "\nvalue: 0.5\nthreshold: 0.9\nn: 2\ngroup: type:a value: 1  threshold: 0 n: 999 \nreason: type:a value: 1  threshold: 0 n: 999  mean 0.500")
 }
 
+// A gate's test case name holds its group, a type or locale of the cases: a
+// bidi override or zero-width character in it was written as it is (the
+// XML escaper keeps every XML character), so the name a CI's test view shows
+// read differently from the group's "group:" line in the same case, which
+// SanitizeText escapes. The name is escaped the same way.
+func TestGateNameEscaped(t *testing.T) {
+	group := "locale:ar\u202E\u200Bx"
+	g := outcome.New("floor:retrieval_hit_at_k@"+group, outcome.Fail)
+	g.Group, g.Measure, g.Value, g.Threshold, g.N = group, "retrieval_hit_at_k", 0.5, 0.9, 2
+	s := junit.Check(&gate.Result{K: 5, Gates: outcome.Gates{g}})
+	require.Len(t, s.Cases, 1)
+	assert.Equal(t, "floor:retrieval_hit_at_k@locale:ar(U+202E)(U+200B)x", s.Cases[0].Name)
+	assert.Contains(t, s.Cases[0].Detail, "group: locale:ar(U+202E)(U+200B)x\n")
+}
+
 // A gate's reason that names long groups of the data (a floor on a group
 // the data lacks lists the data's groups: up to 50 types and 50 locales,
 // named by the cases) is cut in its test case, "…" marking the cut, so the
