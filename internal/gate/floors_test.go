@@ -209,10 +209,10 @@ func TestGroupsAndFloorsOverClusters(t *testing.T) {
 // cases' sd or binomial one), and a group refused for its interval's coverage
 // names its clusters as too few, not its 40 cases.
 func TestFloorsOverClustersNeverAsIndependent(t *testing.T) {
-	run := func(hit func(i int) bool, families int) *Result {
+	run := func(hit func(i int) bool, families, n int) *Result {
 		a := NewAccumulator()
 		s := &Scorer{KB: kb, K: 2}
-		for i := range 40 {
+		for i := range n {
 			c := casefile.Case{ID: fmt.Sprintf("c%02d", i), Locale: "en", Gold: []string{"a"}, Retrieved: rs("b"), Cluster: fmt.Sprintf("family %d", i%families)}
 			if hit(i) {
 				c.Retrieved = rs("a")
@@ -222,7 +222,7 @@ func TestFloorsOverClustersNeverAsIndependent(t *testing.T) {
 		}
 		return a.Result(Config{K: 2, Resamples: 50, Floors: floor.List{{Measure: metrics.KeyHit, Group: outcome.GroupOverall, Value: 0.8}}})
 	}
-	all := run(func(int) bool { return true }, 4)
+	all := run(func(int) bool { return true }, 4, 40)
 	g := gateNamed(t, all, "floor:retrieval_hit_at_k@overall")
 	assert.True(t, math.IsNaN(g.Detectable), "%v", g.Detectable)
 	require.NotEmpty(t, g.Why)
@@ -234,12 +234,13 @@ func TestFloorsOverClustersNeverAsIndependent(t *testing.T) {
 		}
 	}
 
-	// 30 families of which 20 hit whole: the suggestion's detectable
-	// difference is the clusters' (cluster-robust standard error), larger than
-	// the binomial one of 40 cases.
-	some := run(func(i int) bool { return i%30 < 20 }, 30)
+	// 100 families (the fewest whose interval is not marked unreliable,
+	// metrics.ClusterReliableMinClusters) of 2 cases, of which 67 hit whole:
+	// the suggestion's detectable difference is the clusters' (cluster-robust
+	// standard error), larger than the binomial one of 200 cases.
+	some := run(func(i int) bool { return i%100 < 67 }, metrics.ClusterReliableMinClusters, 200)
 	m, _ := some.Overall.Metric(metrics.KeyHit)
-	require.Equal(t, int64(30), m.Clusters)
+	require.Equal(t, int64(metrics.ClusterReliableMinClusters), m.Clusters)
 	require.False(t, m.Unreliable)
 	var found bool
 	for _, s := range some.SuggestFloors() {
@@ -248,10 +249,10 @@ func TestFloorsOverClustersNeverAsIndependent(t *testing.T) {
 		}
 		found = true
 		require.Empty(t, s.Refused)
-		want := metrics.MDDMean(m.SE*math.Sqrt(40), 40, metrics.DefaultAlpha, metrics.DefaultPower)
+		want := metrics.MDDMean(m.SE*math.Sqrt(200), 200, metrics.DefaultAlpha, metrics.DefaultPower)
 		assert.InDelta(t, want, s.Detectable, 1e-12)
-		down, _ := metrics.MDDProportion(s.Spec.Value, 40, metrics.DefaultAlpha, metrics.DefaultPower)
-		assert.NotEqual(t, down, s.Detectable, "not the binomial figure of 40 independent cases")
+		down, _ := metrics.MDDProportion(s.Spec.Value, 200, metrics.DefaultAlpha, metrics.DefaultPower)
+		assert.NotEqual(t, down, s.Detectable, "not the binomial figure of 200 independent cases")
 	}
 	assert.True(t, found)
 }
