@@ -22,6 +22,9 @@ type Redactor struct {
 	seen *[1 << 16 / 64]uint64
 	// plus: a secret holds a space, which Redact reads "+" as.
 	plus bool
+	// lineEnd: a secret holds a line end (a PEM key's), which Redact
+	// matches as it is where a text's line end may also be a wrap.
+	lineEnd bool
 }
 
 // NewRedactor is the Redactor of secrets (Redact's: the process's keys and
@@ -43,6 +46,7 @@ func NewRedactor(secrets ...string) *Redactor {
 			}
 		}
 		r.plus = r.plus || strings.IndexByte(p.s, ' ') >= 0
+		r.lineEnd = r.lineEnd || strings.ContainsAny(p.s, "\r\n")
 	}
 	return r
 }
@@ -76,7 +80,8 @@ func (r *Redactor) Text(msg string) string {
 // min(n, 8) bytes of a piece of n, in any letter case), and no escape Redact
 // reads: "%" and two hex digits, a backslash (JSON's), "&" with ";" within
 // its next 11 bytes (HTML's character references), "+" when a secret holds a
-// space; nor, once msg has a line end, any of those pieces with the line
+// space, a line end when a secret holds one; nor, once msg has a line end,
+// any of those pieces with the line
 // ends and the blanks after them left out (a wrap, which Redact matches
 // through: wrapAt).
 func (r *Redactor) plainForSecrets(msg string) bool {
@@ -107,6 +112,11 @@ func (r *Redactor) plainForSecrets(msg string) bool {
 		run = run<<8 | uint64(lower(c))
 		switch {
 		case c == '\n' || c == '\r':
+			if r.lineEnd {
+				// Which line ends are the secret's and which a wrap's is
+				// Redact's to find: no quick answer.
+				return false
+			}
 			wraps, afterEnd = true, true
 		case afterEnd && (c == ' ' || c == '\t'):
 		default:

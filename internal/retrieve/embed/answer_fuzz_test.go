@@ -95,17 +95,15 @@ func refOpenAI(data []byte, n int) ([][]float32, bool) {
 				return nil, false
 			}
 		}
-		idx := 0
-		if x := jsontest.Field(item, "index"); x != nil {
-			num, isNum := x.(json.Number)
-			if !isNum {
-				return nil, false
-			}
-			i, err := strconv.Atoi(string(num))
-			if err != nil {
-				return nil, false
-			}
-			idx = i
+		// Every item names its text: an item without "index" (or with a
+		// null one) is refused, not read as text 0.
+		num, isNum := jsontest.Field(item, "index").(json.Number)
+		if !isNum {
+			return nil, false
+		}
+		idx, err := strconv.Atoi(string(num))
+		if err != nil {
+			return nil, false
 		}
 		e := jsontest.Field(item, "embedding")
 		vec, ok := refVector(e)
@@ -143,6 +141,8 @@ var fuzzAnswerSeeds = []struct {
 	{`{"data":[{"index":0,"embedding":[1,2]},{"index":0,"embedding":[3,4]}]}`, 2},
 	{`{"data":[{"index":0,"embedding":[1,2]},{"index":1,"embedding":[3]}]}`, 2},
 	{`{"data":[{"index":0,"embedding":[0,0]}]}`, 1},
+	{`{"data":[{"embedding":[1]}]}`, 1},
+	{`{"data":[{"index":null,"embedding":[1]},{"index":1,"embedding":[2]}]}`, 2},
 	{`{"data":[{"index":0,"embedding":[1e39]}]}`, 1},
 	{`{"data":[{"index":0,"embedding":[1]}],"DATA":[{"index":0,"embedding":[2]}]}`, 1},
 	{`{"data":[{"index":0,"embedding":[1],"Embedding":[2]}]}`, 1},
@@ -162,7 +162,7 @@ var fuzzAnswerSeeds = []struct {
 // vLLM) to a reader of the answer written apart from it (generic JSON,
 // numbers read with strconv): an accepted answer is one that reader accepts
 // too, with the same vector for each text; an answer it refuses (malformed,
-// indexes not 0..n-1 once each, a vector empty, all zero or of another
+// an item without an index, indexes not 0..n-1 once each, a vector empty, all zero or of another
 // dimension, two keys that differ only in case) is refused.
 func FuzzOpenAIAnswer(f *testing.F) {
 	for _, s := range fuzzAnswerSeeds {
