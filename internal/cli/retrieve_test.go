@@ -79,7 +79,7 @@ func TestRetrieveCancelDeletesTemporaryCollection(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("retrieve did not stop after cancellation")
 	}
-	assert.NotContains(t, chromatest.Collections(t, url), name, "temporary collection deleted after Ctrl-C")
+	assert.NotContains(t, chromatest.Collections(t, url), name, "temporary collection deleted after Ctrl-C; stderr: %s", stderr.String())
 	assert.NoFileExists(t, out)
 }
 
