@@ -68,6 +68,11 @@ type conn struct {
 	pending  map[int64]chan reply
 	sessions map[string]func(Event)
 	closed   error
+
+	// trace, when set (by a test, before the first command), is told of each
+	// command as it is written ("send Method") and of each reply as call
+	// takes it ("reply Method"), in that order.
+	trace func(string)
 }
 
 func (c *conn) readLoop(r io.Reader) {
@@ -139,6 +144,9 @@ func (c *conn) send(session, method string, params any) (<-chan reply, error) {
 	}
 	c.writeMu.Lock()
 	_, err = c.w.Write(append(b, 0))
+	if c.trace != nil {
+		c.trace("send " + method)
+	}
 	c.writeMu.Unlock()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", method, err)
@@ -154,6 +162,9 @@ func (c *conn) call(ctx context.Context, session, method string, params, out any
 	}
 	select {
 	case rep := <-ch:
+		if c.trace != nil {
+			c.trace("reply " + method)
+		}
 		if rep.err != nil {
 			return fmt.Errorf("%s: %w", method, rep.err)
 		}
@@ -180,17 +191,40 @@ type Browser struct {
 	// was about a third of a browser test's CPU.
 	idleMu sync.Mutex
 	idle   []*session
+
+	// front is held (a one-slot semaphore) while a tab is opened or closed and
+	// while a screenshot is taken: Chromium draws a screenshot only of the tab
+	// in front, and opening or closing another tab meanwhile sends that tab to
+	// the back, where Page.captureScreenshot waits for a frame that never comes
+	// (puppeteer serialises the same three for the same reason: its PR 12724,
+	// issue 12712). TestScreenshotWhileTabsOpenAndClose shows the hang.
+	front chan struct{}
 }
 
+// lockFront takes the front semaphore, or gives up when ctx is done.
+func (b *Browser) lockFront(ctx context.Context) error {
+	select {
+	case b.front <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (b *Browser) unlockFront() { <-b.front }
+
 // Flags are the command-line flags of every browser the tests start: headless,
-// as root (no sandbox), no GPU, and nothing that reaches the network on its own
-// (QUIC, background networking, component updates, sync).
+// as root (no sandbox), no GPU, nothing that reaches the network on its own
+// (QUIC, background networking, component updates, sync), and a tab behind
+// another (two tests load pages at once) neither throttled nor paused.
 var Flags = []string{
 	"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
 	"--disable-background-networking", "--disable-component-update", "--disable-sync",
 	"--disable-extensions", "--disable-default-apps", "--mute-audio", "--hide-scrollbars",
 	"--disable-dev-shm-usage", "--no-default-browser-check",
 	"--force-color-profile=srgb", "--font-render-hinting=none",
+	"--disable-background-timer-throttling", "--disable-renderer-backgrounding",
+	"--disable-backgrounding-occluded-windows",
 }
 
 // Launch starts the browser at path with a fresh profile directory.
@@ -221,7 +255,7 @@ func Launch(path string) (*Browser, error) {
 	}
 	toBrowser.Close()
 	fromBrowser.Close()
-	b := &Browser{cmd: cmd, dataDir: dir, stderr: stderr, done: make(chan struct{}),
+	b := &Browser{cmd: cmd, dataDir: dir, stderr: stderr, done: make(chan struct{}), front: make(chan struct{}, 1),
 		c: &conn{w: ourW, pending: map[int64]chan reply{}, sessions: map[string]func(Event){}}}
 	go func() {
 		b.c.readLoop(ourR)
@@ -286,6 +320,10 @@ type session struct {
 // newPage opens a blank page and attaches to it; events of the page go to h
 // (called on the reader goroutine: it must not block on a command's reply).
 func (b *Browser) newPage(ctx context.Context, h func(Event)) (*session, error) {
+	if err := b.lockFront(ctx); err != nil {
+		return nil, err
+	}
+	defer b.unlockFront()
 	var t struct {
 		TargetID string `json:"targetId"`
 	}
@@ -387,7 +425,11 @@ func (s *session) call(ctx context.Context, method string, params, out any) erro
 func (s *session) notify(method string, params any) { _, _ = s.b.c.send(s.id, method, params) }
 
 func (s *session) close(ctx context.Context) error {
-	err := s.b.c.call(ctx, "", "Target.closeTarget", map[string]any{"targetId": s.targetID}, nil)
+	err := s.b.lockFront(ctx)
+	if err == nil {
+		err = s.b.c.call(ctx, "", "Target.closeTarget", map[string]any{"targetId": s.targetID}, nil)
+		s.b.unlockFront()
+	}
 	s.b.c.mu.Lock()
 	delete(s.b.c.sessions, s.id)
 	s.b.c.mu.Unlock()

@@ -307,18 +307,11 @@ func (b *Browser) Load(ctx context.Context, path string, opt Options) (*Measure,
 		if opt.MaxHeight > 0 {
 			h = min(h, opt.MaxHeight)
 		}
-		if err := s.call(ctx, "Emulation.setDeviceMetricsOverride", map[string]any{"width": opt.Width, "height": h, "deviceScaleFactor": 1, "mobile": false}, nil); err != nil {
+		png, err := s.screenshot(ctx, opt.Width, h, opt.FastPNG)
+		if err != nil {
 			return nil, err
 		}
-		var shot struct {
-			Data string `json:"data"`
-		}
-		if err := s.call(ctx, "Page.captureScreenshot", map[string]any{"format": "png", "optimizeForSpeed": opt.FastPNG}, &shot); err != nil {
-			return nil, err
-		}
-		if m.PNG, err = base64.StdEncoding.DecodeString(shot.Data); err != nil {
-			return nil, err
-		}
+		m.PNG = png
 	}
 	// Late events (a blocked image's error entry) arrive shortly after load.
 	time.Sleep(50 * time.Millisecond)
@@ -328,6 +321,28 @@ func (b *Browser) Load(ctx context.Context, path string, opt Options) (*Measure,
 	m.External = append([]string(nil), m.External...)
 	done = true
 	return m, nil
+}
+
+// screenshot draws the tab at width × height px, brought to the front first
+// and kept there (no tab opens or closes meanwhile: Browser.front).
+func (s *session) screenshot(ctx context.Context, width, height int, fast bool) ([]byte, error) {
+	if err := s.b.lockFront(ctx); err != nil {
+		return nil, err
+	}
+	defer s.b.unlockFront()
+	if err := s.call(ctx, "Page.bringToFront", nil, nil); err != nil {
+		return nil, err
+	}
+	if err := s.call(ctx, "Emulation.setDeviceMetricsOverride", map[string]any{"width": width, "height": height, "deviceScaleFactor": 1, "mobile": false}, nil); err != nil {
+		return nil, err
+	}
+	var shot struct {
+		Data string `json:"data"`
+	}
+	if err := s.call(ctx, "Page.captureScreenshot", map[string]any{"format": "png", "optimizeForSpeed": fast}, &shot); err != nil {
+		return nil, err
+	}
+	return base64.StdEncoding.DecodeString(shot.Data)
 }
 
 // outermost drops the overflow reports of elements that repeat their parent's
