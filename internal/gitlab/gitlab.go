@@ -169,7 +169,9 @@ func (e *APIError) Error() string {
 }
 
 // DefaultPolicy is the GitLab client's: as GitHub's (4 attempts, 30 s each, 3
-// minutes in all; a Retry-After within that is waited for), a POST that failed
+// minutes in all; a Retry-After within that is waited for, and so is the
+// reset of a 429 that gives only RateLimit-Reset or RateLimit-ResetTime, the
+// headers of GitLab's user and IP limits), a POST that failed
 // with 5xx not re-sent blindly. A 429 that says no wait (the application rate
 // limits, such as the one on creating notes, answer without Retry-After) is
 // waited for from 16 s doubling to 32 s, with jitter on the upper half of

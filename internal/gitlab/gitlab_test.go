@@ -149,6 +149,67 @@ func TestRateLimit(t *testing.T) {
 	assert.Equal(t, 429, ae.Status)
 }
 
+// A 429 whose wait only GitLab's RateLimit headers give (GitLab's "Rate
+// limits" page, user and IP rate limits, "Response headers": RateLimit-Reset
+// is the Unix time the quota resets, RateLimit-ResetTime the same as an HTTP
+// date, RateLimit-Remaining what is left of it) is waited for until that
+// reset, not the 8 to 16 s of a 429 that says no wait; a quota that still has
+// requests left is not the one that refused, and its reset is not the wait.
+// A reset beyond the 3-minute budget gives up at once.
+func TestRateLimitReset(t *testing.T) {
+	now := time.Now()
+	for _, tc := range []struct {
+		name  string
+		fault gitlabtest.Fault
+		lo    time.Duration // the wait, within lo..lo+2s (the reset is in whole seconds)
+		hi    time.Duration // else within lo..hi
+		err   string
+	}{
+		{name: "RateLimit-Reset and RateLimit-ResetTime", fault: gitlabtest.RateLimit("GET", now, 45).Without("Retry-After"), lo: 44 * time.Second, hi: 47 * time.Second},
+		{name: "RateLimit-Reset alone", fault: gitlabtest.RateLimit("GET", now, 45).Without("Retry-After", "RateLimit-ResetTime"), lo: 44 * time.Second, hi: 47 * time.Second},
+		{name: "RateLimit-ResetTime alone", fault: gitlabtest.RateLimit("GET", now, 45).Without("Retry-After", "RateLimit-Reset"), lo: 44 * time.Second, hi: 47 * time.Second},
+		{name: "Retry-After first", fault: gitlabtest.RateLimit("GET", now, 45).With("Retry-After", "5"), lo: 5 * time.Second, hi: 5 * time.Second},
+		{name: "a quota with requests left: the backoff", fault: gitlabtest.RateLimit("GET", now, 45).Without("Retry-After").With("RateLimit-Remaining", "12"), lo: 8 * time.Second, hi: 16 * time.Second},
+		{name: "a reset beyond the budget", fault: gitlabtest.RateLimit("GET", now, 3600).Without("Retry-After"), err: "not waiting"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := gitlabtest.New("42", token, "bot", 7)
+			defer srv.Close()
+			srv.Queue(tc.fault)
+			var waits []time.Duration
+			_, err := client(t, srv, token, false, &waits).ListNotes(context.Background(), 7, nil)
+			if tc.err != "" {
+				var ae *gitlab.APIError
+				require.ErrorAs(t, err, &ae)
+				assert.Equal(t, gitlab.KindRateLimited, ae.Kind)
+				assert.Contains(t, err.Error(), tc.err)
+				assert.Empty(t, waits)
+				return
+			}
+			require.NoError(t, err)
+			require.Len(t, waits, 1)
+			assert.GreaterOrEqual(t, waits[0], tc.lo)
+			assert.LessOrEqual(t, waits[0], tc.hi)
+		})
+	}
+}
+
+// The wait until a RateLimit-Reset ends within a second of a signal too.
+func TestRateLimitResetInterrupted(t *testing.T) {
+	srv := gitlabtest.New("42", token, "bot", 7)
+	defer srv.Close()
+	srv.Queue(gitlabtest.RateLimit(http.MethodPost, time.Now(), 60).Without("Retry-After"))
+	c, err := gitlab.NewClient(srv.APIURL(), srv.ProjectID, token, false, gitlab.DefaultPolicy)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	start := time.Now()
+	_, err = c.CreateNote(ctx, 7, "the report")
+	require.Error(t, err)
+	assert.Less(t, time.Since(start), time.Second)
+	assert.Empty(t, srv.Notes(7))
+}
+
 // A 429 without Retry-After (GitLab's application rate limits, "Rate limit
 // on Notes creation" among them, answer so; GitLab's "Rate limits" page: the
 // limits are counted per minute) is waited for about a minute in all, 40 to

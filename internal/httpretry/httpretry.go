@@ -13,7 +13,9 @@
 //     the other retries. Every wait ends when the request's context is done.
 //   - Retried: 429 and rate-limit 403s (Retry-After, X-RateLimit-Remaining: 0 with
 //     X-RateLimit-Reset, GitHub's secondary-rate-limit body on a 403 or a 429,
-//     a minute without Retry-After) for every method, since
+//     a minute without Retry-After; a 429 with GitLab's RateLimit-Reset or
+//     RateLimit-ResetTime and no RateLimit-Remaining other than 0, until that
+//     reset) for every method, since
 //     the server did not act on the request (but a 503 of a NonIdempotentPOST POST is
 //     not: it is no rate limit); 5xx and network errors for idempotent methods, and
 //     for POST unless Policy.NonIdempotentPOST (GitHub creating a comment, a batch
@@ -59,7 +61,7 @@ type Policy struct {
 	Budget time.Duration
 	// RateLimitBase and RateLimitMax are the backoff of a 429 that says no
 	// wait (no Retry-After, no exhausted X-RateLimit-Remaining with its
-	// reset), as BaseDelay and MaxDelay are of the other retries, for a
+	// reset, no RateLimit-Reset or RateLimit-ResetTime), as BaseDelay and MaxDelay are of the other retries, for a
 	// server whose limits are counted per period: GitLab's per minute. 0 is
 	// BaseDelay and MaxDelay.
 	RateLimitBase, RateLimitMax time.Duration
@@ -71,7 +73,7 @@ type Policy struct {
 	// Sleep waits between attempts (tests record the waits instead); nil is a timer
 	// that stops early when ctx is done.
 	Sleep func(ctx context.Context, d time.Duration) error
-	// Now is the clock for Retry-After dates and X-RateLimit-Reset; nil is time.Now.
+	// Now is the clock for Retry-After dates and the rate limits' resets; nil is time.Now.
 	Now func() time.Time
 }
 
@@ -216,6 +218,12 @@ func (p Policy) decide(req *http.Request, resp *http.Response, err error, attemp
 			rl := &RateLimitError{Status: st, Wait: d, Reset: reset, Why: why}
 			return decision{retry: d > 0, wait: d, rateLimit: rl}
 		}
+		if st == http.StatusTooManyRequests {
+			if d, reset, why, ok := resetOf(resp.Header, now); ok {
+				rl := &RateLimitError{Status: st, Wait: d, Reset: reset, Why: why}
+				return decision{retry: d > 0, wait: d, rateLimit: rl}
+			}
+		}
 		if st != http.StatusServiceUnavailable && secondaryRateLimited(resp) {
 			// GitHub's secondary rate limit answers 403 or 429, and asks for
 			// at least a minute when it gives no Retry-After ("Rate limits
@@ -290,6 +298,48 @@ func rateLimitReset(v string, now time.Time) (time.Duration, time.Time, string) 
 	reset := time.Unix(sec, 0)
 	d := reset.Sub(now) + time.Second
 	return d, reset, fmt.Sprintf("the rate limit is exhausted until %s (in %s)", reset.UTC().Format(time.RFC3339), d.Round(time.Second))
+}
+
+// resetOf reads the unprefixed rate-limit headers of a 429 without
+// Retry-After: GitLab's (its "Rate limits" page, user and IP rate limits,
+// "Response headers": RateLimit-Remaining, RateLimit-Reset in Unix seconds,
+// RateLimit-ResetTime as an HTTP date), the wait until the reset plus a
+// second. They are read when RateLimit-Remaining is 0 or absent: a quota not
+// exhausted is not the one that refused (an application limit answers 429
+// while the user's quota still has requests left), so its reset says nothing
+// of this wait. A RateLimit-Reset of at most maxPlausibleWait seconds is a
+// delay in seconds (the IETF draft's RateLimit fields), a larger one a Unix
+// time. ok is false when neither header is there, or either says no time:
+// the 429 is then one that says no wait.
+func resetOf(h http.Header, now time.Time) (d time.Duration, reset time.Time, why string, ok bool) {
+	if rem := h.Values("RateLimit-Remaining"); len(rem) > 0 && strings.TrimSpace(rem[0]) != "0" {
+		return 0, time.Time{}, "", false
+	}
+	if v := strings.TrimSpace(h.Get("RateLimit-Reset")); v != "" {
+		sec, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || !allDigits(v) {
+			return 0, time.Time{}, "", false
+		}
+		if sec <= int64(maxPlausibleWait/time.Second) {
+			d = time.Duration(sec) * time.Second
+			return d + time.Second, now.Add(d), fmt.Sprintf("the rate limit is exhausted for %s (RateLimit-Reset)", d), true
+		}
+		d, reset, why := rateLimitReset(v, now)
+		why = strings.Replace(why, "X-RateLimit-Reset", "RateLimit-Reset", 1)
+		return d, reset, why, true
+	}
+	if v := strings.TrimSpace(h.Get("RateLimit-ResetTime")); v != "" {
+		at, err := http.ParseTime(v)
+		if err != nil {
+			return 0, time.Time{}, "", false
+		}
+		if at.Sub(now) > maxPlausibleWait {
+			return 0, time.Time{}, fmt.Sprintf("the rate limit is exhausted and RateLimit-ResetTime %s is not a plausible time (more than %s away)", at.UTC().Format(time.RFC3339), maxPlausibleWait), true
+		}
+		d = max(at.Sub(now), 0) + time.Second
+		return d, at, fmt.Sprintf("the rate limit is exhausted until %s (in %s)", at.UTC().Format(time.RFC3339), d.Round(time.Second)), true
+	}
+	return 0, time.Time{}, "", false
 }
 
 // headerValue is a header value for a message: quoted when it reads as a

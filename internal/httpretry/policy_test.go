@@ -61,6 +61,7 @@ func TestRateLimitWaits(t *testing.T) {
 		name      string
 		first     func(w http.ResponseWriter)
 		wantWaits []time.Duration
+		backoffs  int // waits of the backoff (jittered, at most 1 ms) instead of wantWaits
 		wantCalls int32
 		wantErr   []string // substrings; nil: success
 		notErr    []string
@@ -90,6 +91,25 @@ func TestRateLimitWaits(t *testing.T) {
 		// and the 429 retried after a backoff).
 		{name: "Retry-After past int64", first: answer(429, map[string]string{"Retry-After": "99999999999999999999"}, ""),
 			wantCalls: 1, wantErr: []string{"retry after 99999999999999999999 seconds, which is not a plausible wait"}},
+		// GitLab's unprefixed headers on a 429 without Retry-After (GitLab's
+		// "Rate limits" page, user and IP rate limits, "Response headers":
+		// RateLimit-Reset is Unix seconds, RateLimit-ResetTime an HTTP date):
+		// waited for until the reset, not the backoff of a 429 that says no
+		// wait (here 1 ms).
+		{name: "429 RateLimit-Remaining 0 and RateLimit-Reset in 20 s", first: answer(429, map[string]string{"RateLimit-Remaining": "0", "RateLimit-Reset": reset(20 * time.Second)}, ""),
+			wantWaits: []time.Duration{21 * time.Second}, wantCalls: 2},
+		{name: "429 RateLimit-ResetTime in 30 s", first: answer(429, map[string]string{"RateLimit-ResetTime": testNow.Add(30 * time.Second).UTC().Format(http.TimeFormat)}, ""),
+			wantWaits: []time.Duration{31 * time.Second}, wantCalls: 2},
+		{name: "429 RateLimit-Reset as a delay in seconds", first: answer(429, map[string]string{"RateLimit-Reset": "12"}, ""),
+			wantWaits: []time.Duration{13 * time.Second}, wantCalls: 2},
+		{name: "429 RateLimit-Reset beyond the budget gives up at once", first: answer(429, map[string]string{"RateLimit-Remaining": "0", "RateLimit-Reset": reset(52 * time.Minute)}, ""),
+			wantCalls: 1, wantErr: []string{"rate limited (HTTP 429)", "2025-03-01T12:52:00Z", "not waiting"}},
+		{name: "429 RateLimit-ResetTime far in the future is not a time", first: answer(429, map[string]string{"RateLimit-ResetTime": "Fri, 01 Mar 2030 12:00:00 GMT"}, ""),
+			wantCalls: 1, wantErr: []string{"RateLimit-ResetTime 2030-03-01T12:00:00Z is not a plausible time"}},
+		// A quota with requests left is not the one that refused: its reset
+		// is not the wait, the 429's backoff is.
+		{name: "429 with RateLimit-Remaining left: the backoff", first: answer(429, map[string]string{"RateLimit-Remaining": "594", "RateLimit-Reset": reset(50 * time.Second)}, ""),
+			backoffs: 1, wantCalls: 2},
 		{name: "plain 403 is not retried", first: answer(403, nil, `{"message":"Resource not accessible by integration"}`),
 			wantCalls: 1, wantErr: []string{"HTTP 403 after 1 attempt(s)", "Resource not accessible"}},
 	}
@@ -101,7 +121,14 @@ func TestRateLimitWaits(t *testing.T) {
 				Budget: 5 * time.Minute, Sleep: w.sleep, Now: func() time.Time { return testNow }}}
 			_, err := c.Post(context.Background(), srv.URL, []byte(`{}`))
 			assert.Equal(t, tt.wantCalls, calls.Load())
-			assert.Equal(t, tt.wantWaits, w.d)
+			if tt.backoffs > 0 {
+				require.Len(t, w.d, tt.backoffs)
+				for _, d := range w.d {
+					assert.LessOrEqual(t, d, time.Millisecond)
+				}
+			} else {
+				assert.Equal(t, tt.wantWaits, w.d)
+			}
 			if tt.wantErr == nil {
 				require.NoError(t, err)
 				return

@@ -32,7 +32,8 @@
 //     encoded twice (%252F) names no project (404 Project Not Found).
 //   - "Rate limits": a queued RateLimit fault answers 429 with Retry-After and
 //     RateLimit-Limit, RateLimit-Observed, RateLimit-Remaining, RateLimit-Reset
-//     and RateLimit-ResetTime, body "Retry later" (the user and IP limits); a
+//     (Unix seconds) and RateLimit-ResetTime (an HTTP date), body "Retry
+//     later" (the user and IP limits; Fault.Without drops some of them); a
 //     queued AppRateLimit fault answers as an application limit does ("Rate
 //     limit on Notes creation", counted per minute): 429 without any of those
 //     headers, body {"message":{"error":"This endpoint has been requested too
@@ -207,6 +208,28 @@ func RateLimit(method string, now time.Time, retryAfter int) Fault {
 	h.Set("RateLimit-ResetTime", reset.UTC().Format(http.TimeFormat))
 	h.Set("Content-Type", "text/plain")
 	return Fault{Method: method, Status: http.StatusTooManyRequests, Header: h, Body: "Retry later\n"}
+}
+
+// Without is f without the headers named: a RateLimit without Retry-After
+// is a 429 whose wait only RateLimit-Reset and RateLimit-ResetTime give (as
+// GitLab's answers without Retry-After do: a limit of its own endpoints
+// gives the RateLimit headers alone).
+func (f Fault) Without(names ...string) Fault {
+	f.Header = f.Header.Clone()
+	for _, n := range names {
+		f.Header.Del(n)
+	}
+	return f
+}
+
+// With is f with the header name set to value.
+func (f Fault) With(name, value string) Fault {
+	f.Header = f.Header.Clone()
+	if f.Header == nil {
+		f.Header = http.Header{}
+	}
+	f.Header.Set(name, value)
+	return f
 }
 
 // AppRateLimit is the 429 of one of GitLab's application rate limits (the
