@@ -90,14 +90,14 @@ func convertBEIRResults(ctx context.Context, br *bufio.Reader, file string, w *b
 	}
 	queries := map[string]bool{}
 	var docs []beirScored
-	for i := 0; d.dec.More(); i++ {
+	for i := 0; d.more(); i++ {
 		if i%1024 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 		}
 		rc.mark, recordOff = rc.n, d.dec.InputOffset()
-		tok, err := d.dec.Token()
+		tok, err := d.token()
 		if err != nil {
 			return capped(d.syntax(err))
 		}
@@ -150,7 +150,7 @@ func convertBEIRResults(ctx context.Context, br *bufio.Reader, file string, w *b
 		return capped(err)
 	}
 	off := d.dec.InputOffset()
-	if _, err := d.dec.Token(); !errors.Is(err, io.EOF) {
+	if _, err := d.token(); !errors.Is(err, io.EOF) {
 		if rc.over {
 			return capped(err)
 		}

@@ -3,7 +3,6 @@ package importer
 import (
 	"bufio"
 	"context"
-	"encoding/csv"
 	"errors"
 	"io"
 	"slices"
@@ -50,27 +49,17 @@ func convertCSV(ctx context.Context, br *bufio.Reader, file string, w *bufio.Wri
 	if b, _ := br.Peek(3); len(b) == 3 && b[0] == 0xEF && b[1] == 0xBB && b[2] == 0xBF {
 		_, _ = br.Discard(3)
 	}
-	// Every record passes through a recordLimit: encoding/csv holds a whole
-	// record (a quoted cell may span lines), so a longer one fails before it is
-	// held instead of costing four times its size.
-	lim := newRecordLimit(br)
-	lim.seps = new(input.CSVSeparators)
-	r := csv.NewReader(lim)
-	r.FieldsPerRecord = 0 // every row has the header's width
-	r.ReuseRecord = true
-	endLine := 0 // the line where the previous record ended
+	// Every record is read under the cap of one record (csvReader): a quoted
+	// cell may span lines, and a longer record fails while it is read.
+	r := newCSVReader(br)
 	read := func() ([]string, error) {
-		lim.mark(r.InputOffset())
+		endLine := r.endLine
 		rec, err := r.Read()
-		if errors.Is(err, errRecordTooLong) || (err == nil && lim.tooLong(r.InputOffset())) {
+		if errors.Is(err, errRecordTooLong) {
 			return nil, Errorf(file, endLine+1, "a CSV record longer than %s (the cap of one record; a quoted cell may span lines)", sizeText(maxRecord))
 		}
 		if errors.Is(err, input.ErrTooManySeparators) {
 			return nil, Errorf(file, endLine+1, "%v", input.ErrTooManySeparators)
-		}
-		if err == nil && len(rec) > 0 {
-			l, _ := r.FieldPos(len(rec) - 1)
-			endLine = l + strings.Count(rec[len(rec)-1], "\n")
 		}
 		return rec, err
 	}
@@ -108,7 +97,7 @@ func convertCSV(ctx context.Context, br *bufio.Reader, file string, w *bufio.Wri
 		if err != nil {
 			return csvErr(file, err)
 		}
-		line, _ := r.FieldPos(0)
+		line := r.startLine
 		get := func(i int) string {
 			if i < 0 {
 				return ""
@@ -138,7 +127,7 @@ func csvErr(file string, err error) error {
 	if errors.As(err, &ie) {
 		return err
 	}
-	var pe *csv.ParseError
+	var pe *csvError
 	if errors.As(err, &pe) {
 		return Errorf(file, pe.Line, "%v", pe.Err)
 	}

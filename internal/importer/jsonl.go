@@ -310,33 +310,25 @@ func convertIRDSDocs(ctx context.Context, br *bufio.Reader, file string, w *bufi
 
 // jsonDoc walks a JSON document (not JSONL) element by element.
 type jsonDoc struct {
-	dec   *json.Decoder
-	lim   *recordLimit // every token and value read is at most maxRecord bytes
+	dec   *jsonScan // every token and value read is at most maxRecord bytes
 	file  string
 	opt   Options
 	check jsonpos.Scanner // every value decoded passes jsonpos first: a repeated key is an error
 }
 
 func newJSONDoc(br *bufio.Reader, file string, opt Options) *jsonDoc {
-	lim := newRecordLimit(br)
-	dec := json.NewDecoder(lim)
-	dec.UseNumber()
-	return &jsonDoc{dec: dec, lim: lim, file: file, opt: opt}
+	return &jsonDoc{dec: newJSONScan(br), file: file, opt: opt}
 }
 
 // token is dec.Token for one token of at most maxRecord bytes.
 func (d *jsonDoc) token() (json.Token, error) {
-	d.lim.mark(d.dec.InputOffset())
-	tok, err := d.dec.Token()
-	if err == nil && d.lim.tooLong(d.dec.InputOffset()) {
-		err = errRecordTooLong
-	}
-	return tok, err
+	d.dec.mark()
+	return d.dec.Token()
 }
 
 // more is dec.More, whose look-ahead (white space) is bounded the same way.
 func (d *jsonDoc) more() bool {
-	d.lim.mark(d.dec.InputOffset())
+	d.dec.mark()
 	return d.dec.More()
 }
 
@@ -357,9 +349,9 @@ func (d *jsonDoc) syntax(err error) error {
 		return err
 	}
 	if errors.Is(err, errRecordTooLong) {
-		return d.errAt(d.lim.start, "a JSON value longer than %s (the cap of one record, a member skipped or not)", sizeText(maxRecord))
+		return d.errAt(d.dec.start, "a JSON value longer than %s (the cap of one record, a member skipped or not)", sizeText(maxRecord))
 	}
-	var se *json.SyntaxError
+	var se *jsonSyntaxError
 	if errors.As(err, &se) {
 		return d.errAt(se.Offset, "invalid JSON: %v", err)
 	}
@@ -376,9 +368,8 @@ func (d *jsonDoc) syntax(err error) error {
 // decodeRaw decodes the next value as raw bytes and checks it with jsonpos: a
 // repeated key is an error at its place.
 func (d *jsonDoc) decodeRaw() (json.RawMessage, error) {
-	var raw json.RawMessage
-	d.lim.mark(d.dec.InputOffset())
-	err := d.dec.Decode(&raw)
+	d.dec.mark()
+	raw, err := d.dec.DecodeRaw()
 	if err == nil && int64(len(raw)) > maxRecord {
 		err = errRecordTooLong
 	}

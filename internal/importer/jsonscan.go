@@ -1,0 +1,517 @@
+package importer
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"strconv"
+)
+
+// jsonScan reads a JSON document (not JSONL) token by token and value by
+// value, as encoding/json's Decoder does through Token, More and Decode into a
+// json.RawMessage (with UseNumber), with the same tokens and the same syntax
+// errors, but bounded while it reads: a token or value of more than max bytes
+// of input (the white space before it counted) is refused when its bytes pass
+// the cap, having held no more than the cap and one piece of bufio's buffer.
+// The Decoder grows its buffer by doubling, and held about three times the
+// cap before the cap's reader behind it stopped it (an 80 MiB ragas element
+// against the 64 MiB cap).
+//
+// A value's extent is found by counting brackets outside strings, its bytes
+// kept in pieces (linePieces) and joined once whole, then checked by
+// encoding/json: what is not JSON fails there, at its offset.
+type jsonScan struct {
+	br    *bufio.Reader
+	off   int64 // input offset of the next byte
+	start int64 // input offset where the current read began: the cap counts from it
+	max   int64
+	state int   // as the Decoder's tokenState
+	stack []int // the states of the enclosing arrays and objects
+	value linePieces
+}
+
+// The token states of encoding/json's Decoder (stream.go).
+const (
+	jsTopValue = iota
+	jsArrayStart
+	jsArrayValue
+	jsArrayComma
+	jsObjectStart
+	jsObjectKey
+	jsObjectColon
+	jsObjectValue
+	jsObjectComma
+)
+
+// jsonSyntaxError is a syntax error at input offset Offset, worded as
+// encoding/json words it.
+type jsonSyntaxError struct {
+	msg    string
+	Offset int64
+}
+
+func (e *jsonSyntaxError) Error() string { return e.msg }
+
+func newJSONScan(br *bufio.Reader) *jsonScan { return &jsonScan{br: br, max: maxRecord} }
+
+// InputOffset is the offset of the next byte to read.
+func (s *jsonScan) InputOffset() int64 { return s.off }
+
+// mark starts a read: the cap counts from here.
+func (s *jsonScan) mark() { s.start = s.off }
+
+// over reports whether n more bytes would take the current read past the cap.
+func (s *jsonScan) over(n int) bool { return s.off+int64(n)-s.start > s.max }
+
+// peek skips white space and returns the next byte.
+func (s *jsonScan) peek() (byte, error) {
+	for {
+		n := max(s.br.Buffered(), 1)
+		b, err := s.br.Peek(n)
+		if len(b) == 0 {
+			if err == nil {
+				err = io.EOF
+			}
+			return 0, err
+		}
+		i := 0
+		for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
+			i++
+		}
+		if s.over(i) {
+			return 0, errRecordTooLong
+		}
+		_, _ = s.br.Discard(i)
+		s.off += int64(i)
+		if i < len(b) {
+			return b[i], nil
+		}
+	}
+}
+
+// skip consumes the byte peek returned.
+func (s *jsonScan) skip() error {
+	if s.over(1) {
+		return errRecordTooLong
+	}
+	_, _ = s.br.Discard(1)
+	s.off++
+	return nil
+}
+
+// More reports whether the array or object being read has another element.
+func (s *jsonScan) More() bool {
+	c, err := s.peek()
+	return err == nil && c != ']' && c != '}'
+}
+
+func (s *jsonScan) valueAllowed() bool {
+	switch s.state {
+	case jsTopValue, jsArrayStart, jsArrayValue, jsObjectValue:
+		return true
+	}
+	return false
+}
+
+func (s *jsonScan) valueEnd() {
+	switch s.state {
+	case jsArrayStart, jsArrayValue:
+		s.state = jsArrayComma
+	case jsObjectValue:
+		s.state = jsObjectComma
+	}
+}
+
+func (s *jsonScan) pop() {
+	s.state = s.stack[len(s.stack)-1]
+	s.stack = s.stack[:len(s.stack)-1]
+}
+
+func (s *jsonScan) tokenError(c byte) error {
+	var context string
+	switch s.state {
+	case jsTopValue, jsArrayStart, jsArrayValue, jsObjectValue:
+		context = " looking for beginning of value"
+	case jsArrayComma:
+		context = " after array element"
+	case jsObjectKey:
+		context = " looking for beginning of object key string"
+	case jsObjectColon:
+		context = " after object key"
+	case jsObjectComma:
+		context = " after object key:value pair"
+	}
+	return &jsonSyntaxError{"invalid character " + quoteChar(c) + context, s.off}
+}
+
+// quoteChar is encoding/json's: a byte as its messages quote it.
+func quoteChar(c byte) string {
+	if c == '\'' {
+		return `'\''`
+	}
+	if c == '"' {
+		return `'"'`
+	}
+	s := strconv.Quote(string(c))
+	return "'" + s[1:len(s)-1] + "'"
+}
+
+// Token is the Decoder's Token: a json.Delim, a key or a value (a string,
+// json.Number, bool or nil), the commas and colons checked and skipped.
+func (s *jsonScan) Token() (json.Token, error) {
+	for {
+		c, err := s.peek()
+		if err != nil {
+			return nil, err
+		}
+		switch c {
+		case '[', '{':
+			if !s.valueAllowed() {
+				return nil, s.tokenError(c)
+			}
+			if err := s.skip(); err != nil {
+				return nil, err
+			}
+			s.stack = append(s.stack, s.state)
+			if c == '[' {
+				s.state = jsArrayStart
+			} else {
+				s.state = jsObjectStart
+			}
+			return json.Delim(c), nil
+		case ']':
+			if s.state != jsArrayStart && s.state != jsArrayComma {
+				return nil, s.tokenError(c)
+			}
+			if err := s.skip(); err != nil {
+				return nil, err
+			}
+			s.pop()
+			s.valueEnd()
+			return json.Delim(c), nil
+		case '}':
+			if s.state != jsObjectStart && s.state != jsObjectComma {
+				return nil, s.tokenError(c)
+			}
+			if err := s.skip(); err != nil {
+				return nil, err
+			}
+			s.pop()
+			s.valueEnd()
+			return json.Delim(c), nil
+		case ':':
+			if s.state != jsObjectColon {
+				return nil, s.tokenError(c)
+			}
+			if err := s.skip(); err != nil {
+				return nil, err
+			}
+			s.state = jsObjectValue
+			continue
+		case ',':
+			switch s.state {
+			case jsArrayComma:
+				s.state = jsArrayValue
+			case jsObjectComma:
+				s.state = jsObjectKey
+			default:
+				return nil, s.tokenError(c)
+			}
+			if err := s.skip(); err != nil {
+				return nil, err
+			}
+			continue
+		case '"':
+			if s.state == jsObjectStart || s.state == jsObjectKey {
+				raw, start, err := s.readValue()
+				if err != nil {
+					return nil, err
+				}
+				var k string
+				if err := unmarshalAt(raw, start, &k); err != nil {
+					return nil, err
+				}
+				s.state = jsObjectColon
+				return k, nil
+			}
+		}
+		if !s.valueAllowed() {
+			return nil, s.tokenError(c)
+		}
+		raw, err := s.DecodeRaw()
+		if err != nil {
+			return nil, err
+		}
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		var x any
+		if err := dec.Decode(&x); err != nil {
+			return nil, err
+		}
+		return x, nil
+	}
+}
+
+// DecodeRaw is the Decoder's Decode into a json.RawMessage: the next value's
+// bytes (valid only until the next read).
+func (s *jsonScan) DecodeRaw() ([]byte, error) {
+	switch s.state {
+	case jsArrayComma:
+		c, err := s.peek()
+		if err != nil {
+			return nil, err
+		}
+		if c != ',' {
+			return nil, &jsonSyntaxError{"expected comma after array element", s.off}
+		}
+		if err := s.skip(); err != nil {
+			return nil, err
+		}
+		s.state = jsArrayValue
+	case jsObjectColon:
+		c, err := s.peek()
+		if err != nil {
+			return nil, err
+		}
+		if c != ':' {
+			return nil, &jsonSyntaxError{"expected colon after object key", s.off}
+		}
+		if err := s.skip(); err != nil {
+			return nil, err
+		}
+		s.state = jsObjectValue
+	}
+	if !s.valueAllowed() {
+		return nil, &jsonSyntaxError{"not at beginning of value", s.off}
+	}
+	raw, _, err := s.readValue()
+	if err != nil {
+		return nil, err
+	}
+	s.valueEnd()
+	return raw, nil
+}
+
+// unmarshalAt is json.Unmarshal of raw, read at input offset start: a syntax
+// error is at its offset in the input.
+func unmarshalAt(raw []byte, start int64, v any) error {
+	err := json.Unmarshal(raw, v)
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return &jsonSyntaxError{se.Error(), start + se.Offset - 1}
+	}
+	return err
+}
+
+// readValue reads the value that starts at the next non-space byte, as
+// far as the Decoder reads it: an object or array to its closing bracket
+// (brackets in strings not counted) and a string to its closing quote, then
+// checked by encoding/json; a number or a literal (true, false, null) byte by
+// byte, to the first byte that does not continue it (left unread). The input
+// ending inside a value is io.ErrUnexpectedEOF, unless a syntax error came
+// first.
+func (s *jsonScan) readValue() ([]byte, int64, error) {
+	first, err := s.peek()
+	if err != nil {
+		return nil, 0, err
+	}
+	start := s.off
+	s.value.reset()
+	if first != '{' && first != '[' && first != '"' {
+		return s.readScalar(first, start)
+	}
+	depth, inString, escaped := 0, false, false
+	done := false
+	for !done {
+		b, err := s.br.Peek(max(s.br.Buffered(), 1))
+		if len(b) == 0 {
+			if err == nil || errors.Is(err, io.EOF) {
+				// A syntax error before the end is the error; else the
+				// document ended inside the value.
+				raw := append(s.value.join(), 0)
+				var se *json.SyntaxError
+				if errors.As(json.Unmarshal(raw, new(json.RawMessage)), &se) && se.Offset < int64(len(raw)) {
+					return nil, 0, &jsonSyntaxError{se.Error(), start + se.Offset - 1}
+				}
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, 0, err
+		}
+		i := 0
+		for ; i < len(b) && !done; i++ {
+			c := b[i]
+			switch {
+			case inString:
+				switch {
+				case escaped:
+					escaped = false
+				case c == '\\':
+					escaped = true
+				case c == '"':
+					inString = false
+					done = depth == 0
+				}
+			case c == '"':
+				inString = true
+			case c == '{' || c == '[':
+				depth++
+			case c == '}' || c == ']':
+				depth--
+				done = depth == 0
+			}
+		}
+		if s.over(i) {
+			return nil, 0, errRecordTooLong
+		}
+		s.value.add(b[:i])
+		_, _ = s.br.Discard(i)
+		s.off += int64(i)
+	}
+	raw := s.join()
+	if !json.Valid(raw) {
+		var se *json.SyntaxError
+		if err := json.Unmarshal(raw, new(json.RawMessage)); errors.As(err, &se) {
+			return nil, 0, &jsonSyntaxError{se.Error(), start + se.Offset - 1}
+		}
+		return nil, 0, &jsonSyntaxError{"invalid JSON", start}
+	}
+	return raw, start, nil
+}
+
+// join is the value read, its pieces joined; a large one is not kept for the
+// next value.
+func (s *jsonScan) join() []byte {
+	raw := s.value.join()
+	if len(raw) > 1<<20 {
+		s.value.line = nil
+	}
+	return raw
+}
+
+// The states of a number or literal being read (encoding/json's scanner).
+const (
+	jsNeg    = iota // after '-'
+	jsInt           // in the digits of the integer part (not a leading 0)
+	jsZero          // after a leading 0
+	jsDot           // after '.'
+	jsFrac          // in the fraction's digits
+	jsExp           // after 'e' or 'E'
+	jsExpSig        // after the exponent's sign
+	jsExpDig        // in the exponent's digits
+	jsWord          // in a literal
+)
+
+// readScalar reads a number or a literal starting with first, at start.
+func (s *jsonScan) readScalar(first byte, start int64) ([]byte, int64, error) {
+	st, word := jsNeg, ""
+	switch {
+	case first == '-':
+	case first == '0':
+		st = jsZero
+	case first >= '1' && first <= '9':
+		st = jsInt
+	case first == 't':
+		st, word = jsWord, "true"
+	case first == 'f':
+		st, word = jsWord, "false"
+	case first == 'n':
+		st, word = jsWord, "null"
+	default:
+		return nil, 0, &jsonSyntaxError{"invalid character " + quoteChar(first) + " looking for beginning of value", start}
+	}
+	n := 1 // bytes of the value read (the first)
+	if err := s.skip(); err != nil {
+		return nil, 0, err
+	}
+	s.value.add([]byte{first})
+	digit := func(c byte) bool { return c >= '0' && c <= '9' }
+	for {
+		b, err := s.br.Peek(max(s.br.Buffered(), 1))
+		if len(b) == 0 {
+			if err != nil && !errors.Is(err, io.EOF) {
+				return nil, 0, err
+			}
+			switch st {
+			case jsInt, jsZero, jsFrac, jsExpDig:
+				return s.join(), start, nil
+			}
+			return nil, 0, io.ErrUnexpectedEOF
+		}
+		i, end := 0, false
+		var bad string // the context of a byte that may not come here
+		for ; i < len(b) && !end && bad == ""; i++ {
+			c := b[i]
+			switch st {
+			case jsNeg:
+				switch {
+				case c == '0':
+					st = jsZero
+				case c >= '1' && c <= '9':
+					st = jsInt
+				default:
+					bad = "in numeric literal"
+				}
+			case jsInt, jsZero:
+				switch {
+				case st == jsInt && digit(c):
+				case c == '.':
+					st = jsDot
+				case c == 'e' || c == 'E':
+					st = jsExp
+				default:
+					end = true
+				}
+			case jsDot:
+				if !digit(c) {
+					bad = "after decimal point in numeric literal"
+				}
+				st = jsFrac
+			case jsFrac:
+				switch {
+				case digit(c):
+				case c == 'e' || c == 'E':
+					st = jsExp
+				default:
+					end = true
+				}
+			case jsExp, jsExpSig:
+				switch {
+				case digit(c):
+					st = jsExpDig
+				case st == jsExp && (c == '+' || c == '-'):
+					st = jsExpSig
+				default:
+					bad = "in exponent of numeric literal"
+				}
+			case jsExpDig:
+				if !digit(c) {
+					end = true
+				}
+			case jsWord:
+				if c != word[n] {
+					bad = "in literal " + word + " (expecting " + quoteChar(word[n]) + ")"
+				} else if n++; n == len(word) {
+					end = true // the loop's i++ takes the last letter
+				}
+			}
+		}
+		if end && st != jsWord {
+			i-- // the byte that ends it is not the value's
+		}
+		if bad != "" {
+			i--
+			return nil, 0, &jsonSyntaxError{"invalid character " + quoteChar(b[i]) + " " + bad, s.off + int64(i)}
+		}
+		if s.over(i) {
+			return nil, 0, errRecordTooLong
+		}
+		s.value.add(b[:i])
+		_, _ = s.br.Discard(i)
+		s.off += int64(i)
+		if end {
+			return s.join(), start, nil
+		}
+	}
+}
