@@ -106,6 +106,7 @@ func (r *csvReader) Read() ([]string, error) {
 	recLine := r.line
 	r.startLine = recLine
 	st := csvFieldStart
+	crLine := false // the last byte read is a "\r" that started a line
 	for {
 		b, rerr := r.br.ReadSlice('\n')
 		if rerr != nil && !errors.Is(rerr, io.EOF) && !errors.Is(rerr, bufio.ErrBufferFull) {
@@ -122,6 +123,9 @@ func (r *csvReader) Read() ([]string, error) {
 			if r.pending {
 				r.line++
 				r.pending = false
+				crLine = b[i] == '\r'
+			} else {
+				crLine = false
 			}
 			switch st {
 			case csvFieldStart:
@@ -220,7 +224,11 @@ func (r *csvReader) Read() ([]string, error) {
 			// The input ends the record (a "\r" before its end is dropped).
 			switch st {
 			case csvQuoted, csvQuotedCR:
-				return nil, &csvError{Line: r.line, Err: csv.ErrQuote}
+				line := r.line
+				if st == csvQuotedCR && crLine {
+					line-- // a line of a "\r" that ends the input is empty: not counted
+				}
+				return nil, &csvError{Line: line, Err: csv.ErrQuote}
 			}
 			r.endField()
 			done = true

@@ -85,7 +85,7 @@ var csvSeeds = []string{
 	"\"a\"", "\"a\"\n", "\"a\"\r", "\"a\"\r\n", "\"a\"\rb\n", "\"a\"b\n", "\"a\"\"b\",c\n", "\"a", "\"a\n", "\"a\r", "\"a\r\n",
 	"\"a\nb\",c\nd,e\n", "\"a\r\nb\"\r\nc\r\n", "a\"b,c\n", "a,b\"\n", "a\rb,c\r\n", "a\r\r\n", "\r\r\n", "\ra\n",
 	"a,\n", "a,", ",", ",\n", "\n\na,b\n\n\nc,d", "\"\"", "\"\"\"\"", "\"a\n\n\nb\"x", "a,\"b\nc\"\"\nd\",e\nf\",g\n",
-	"q,r\n\"x\ny\n", "\xef\xbb\xbfa,b\n", "a,\"\",\"\"\"\n", "\"\n", "\"\"\n\n", "a\n\r\nb\n", "a\n\r",
+	"q,r\n\"x\ny\n", "\xef\xbb\xbfa,b\n", "a,\"\",\"\"\"\n", "\"\n", "\"\"\n\n", "a\n\r\nb\n", "a\n\r", "\"0\n\r", "\"0\n\r\r", "\"0\n\rx",
 }
 
 // FuzzCSVReader: csvReader and encoding/csv read the same records and the

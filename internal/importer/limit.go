@@ -3,9 +3,7 @@ package importer
 import (
 	"errors"
 	"fmt"
-	"io"
 
-	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
@@ -40,54 +38,3 @@ func sizeText(n int64) string {
 	}
 	return fmt.Sprintf("%d bytes", n)
 }
-
-// recordLimit passes at most max bytes (plus slack for the reader's look-ahead)
-// beyond the start of the current record, then fails with errRecordTooLong: a
-// parser that holds a whole record (encoding/csv, encoding/json) reads through
-// it and so never holds more than the cap. The parser's owner calls mark with
-// the parser's input offset at the start of each record.
-type recordLimit struct {
-	r      io.Reader
-	passed int64 // bytes passed to the parser
-	start  int64 // input offset of the current record
-	max    int64
-	seps   *input.CSVSeparators // a CSV reader's: the commas of the record are capped too
-	err    error                // the separators' error, once met
-}
-
-// slack is the look-ahead a parser may have read past a record's end.
-const slack = 64 << 10
-
-func newRecordLimit(r io.Reader) *recordLimit { return &recordLimit{r: r, max: maxRecord} }
-
-func (l *recordLimit) mark(off int64) {
-	l.start = off
-	if l.seps != nil {
-		l.seps.Mark(off)
-	}
-}
-
-func (l *recordLimit) Read(p []byte) (int, error) {
-	if l.err != nil {
-		return 0, l.err
-	}
-	left := l.start + l.max + slack - l.passed
-	if left <= 0 {
-		return 0, errRecordTooLong
-	}
-	if int64(len(p)) > left {
-		p = p[:left]
-	}
-	n, err := l.r.Read(p)
-	l.passed += int64(n)
-	if l.seps != nil {
-		if l.err = l.seps.Passed(p[:n]); l.err != nil {
-			return 0, l.err
-		}
-	}
-	return n, err
-}
-
-// tooLong reports whether the parser consumed more than max bytes since the
-// record's start (off is its input offset now).
-func (l *recordLimit) tooLong(off int64) bool { return off-l.start > l.max }
