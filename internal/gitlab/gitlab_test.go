@@ -149,8 +149,9 @@ func TestRateLimit(t *testing.T) {
 	assert.Equal(t, 429, ae.Status)
 }
 
-// A 429 whose wait only GitLab's RateLimit headers give (GitLab's "Rate
-// limits" page, user and IP rate limits, "Response headers": RateLimit-Reset
+// A 429 whose wait only GitLab's RateLimit headers give (GitLab's
+// documentation, "User and IP rate limits" under "Rate limits",
+// user/admin/settings/user_and_ip_rate_limits, "Response headers": RateLimit-Reset
 // is the Unix time the quota resets, RateLimit-ResetTime the same as an HTTP
 // date, RateLimit-Remaining what is left of it) is waited for until that
 // reset, not the 8 to 16 s of a 429 that says no wait; a quota that still has
