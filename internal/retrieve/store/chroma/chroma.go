@@ -277,7 +277,7 @@ func Open(ctx context.Context, cfg Config) (s *Store, ready bool, err error) {
 		s.name = TempPrefix + time.Now().UTC().Format("20060102t150405") + "-" + randomHex(6)
 		s.temporary = true
 		if err := s.create(ctx, true); err != nil {
-			return nil, false, err
+			return nil, false, s.dropFailedCreate(ctx, err)
 		}
 		return s, false, nil
 	}
@@ -319,6 +319,25 @@ func (s *Store) create(ctx context.Context, temporary bool) error {
 	}
 	s.col = &col
 	return nil
+}
+
+// dropFailedCreate deletes the temporary collection whose create failed
+// (createErr), within cleanupContext's budget: the request may have reached
+// the server, which created the collection, and its answer been lost (a
+// connection reset, a timeout); the name is this run's, so no other run's
+// collection is deleted. The error returned is createErr with what became of
+// the name.
+func (s *Store) dropFailedCreate(ctx context.Context, createErr error) error {
+	dctx, cancel := s.cleanupContext(ctx)
+	defer cancel()
+	switch derr := s.client.deleteCollection(dctx, s.name); {
+	case derr == nil:
+		return fmt.Errorf("%w (the server had created it: deleted)", createErr)
+	case errors.Is(derr, errNotFound):
+		return fmt.Errorf("%w (the server did not create it)", createErr)
+	default:
+		return fmt.Errorf("%w; the server may have created it, and deleting it failed too (delete it on the server if it exists): %w", createErr, derr)
+	}
 }
 
 // Name is "chroma".

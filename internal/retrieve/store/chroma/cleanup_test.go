@@ -2,10 +2,12 @@ package chroma
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	neturl "net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -32,9 +34,14 @@ func chromaProxy(t *testing.T, url string, intercept func(w http.ResponseWriter,
 	return srv.URL
 }
 
-// isDeleteCollection reports a collection's delete.
+// isDeleteCollection reports a collection's delete, isCreateCollection a
+// collection's create.
 func isDeleteCollection(r *http.Request) bool {
 	return r.Method == http.MethodDelete && strings.Contains(r.URL.Path, "/collections/")
+}
+
+func isCreateCollection(r *http.Request) bool {
+	return r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/collections")
 }
 
 // After a signal, a busy Chroma answers the delete of the temporary collection
@@ -88,6 +95,67 @@ func TestTemporaryCollectionDeleteBudgetAfterCancel(t *testing.T) {
 			// as the warning says.
 			assert.Contains(t, chromatest.Collections(t, url), s.Collection())
 			chromatest.DeleteCollection(t, url, s.Collection())
+		})
+	}
+}
+
+var tempName = regexp.MustCompile(regexp.QuoteMeta(TempPrefix) + `[a-z0-9-]+`)
+
+// The create of a temporary collection reaches the server, which creates it,
+// and its answer is lost (the proxy forwards the create, then closes the
+// connection without a word): the run fails, and deletes the collection of the
+// name it chose rather than leave it behind. A create that never reached the
+// server leaves nothing to delete; a delete that fails too is named.
+func TestTemporaryCollectionDeletedWhenCreateAnswerIsLost(t *testing.T) {
+	url := chromatest.URL(t)
+	for _, tc := range []struct {
+		name      string
+		forward   bool // the create reaches the server
+		deleteErr bool // the proxy refuses the delete: HTTP 400
+		want      string
+		left      bool // the collection remains
+	}{
+		{"created, answer lost", true, false, "(the server had created it: deleted)", false},
+		{"never created", false, false, "(the server did not create it)", false},
+		{"created, answer lost, delete refused", true, true, "; the server may have created it, and deleting it failed too (delete it on the server if it exists): DELETE ", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			proxied := chromaProxy(t, url, func(w http.ResponseWriter, r *http.Request, forward http.Handler) bool {
+				switch {
+				case isCreateCollection(r):
+					if tc.forward {
+						rec := httptest.NewRecorder()
+						forward.ServeHTTP(rec, r)
+						if !assert.Equal(t, http.StatusOK, rec.Code, rec.Body.String()) {
+							return true
+						}
+					} else {
+						_, _ = io.Copy(io.Discard, r.Body)
+					}
+					conn, _, err := http.NewResponseController(w).Hijack()
+					if assert.NoError(t, err) {
+						_ = conn.Close()
+					}
+					return true
+				case isDeleteCollection(r) && tc.deleteErr:
+					http.Error(w, `{"error": "InvalidArgument", "message": "refused by the test"}`, http.StatusBadRequest)
+					return true
+				}
+				return false
+			})
+			_, _, err := Open(context.Background(), Config{URL: proxied, Fingerprint: "fp", Chunks: 10})
+			require.Error(t, err)
+			name := tempName.FindString(err.Error())
+			require.NotEmpty(t, name, err.Error())
+			assert.Contains(t, err.Error(), `failed to create chroma collection "`+name+`" at `+proxied+`: `)
+			assert.Contains(t, err.Error(), tc.want)
+			cols := chromatest.Collections(t, url)
+			if tc.left {
+				assert.Contains(t, cols, name)
+				chromatest.DeleteCollection(t, url, name)
+				return
+			}
+			assert.NotContains(t, cols, name)
 		})
 	}
 }
