@@ -490,9 +490,10 @@ func (s *Store) maxIDBytes() int {
 // output's abort, the last lines on standard error).
 //
 // The budget is most of that second because a busy Chroma answers the delete
-// late: it is queued behind the add the signal cut off, which the server
-// finishes although its client has gone (measured: 13-300 ms on an idle
-// machine, up to 640 ms with three busy loops on two cores), and a delete
+// late right after the run's adds, still busy with them although their client
+// has gone (measured after a cancel: 13-300 ms on an idle machine, where an
+// idle collection's delete takes 2-24 ms; up to 640 ms with three busy loops
+// on two cores; adds of 64 records instead of 256 did not shorten it), and a delete
 // given up is given up by the server too, leaving the collection. 300 ms
 // from the start of the delete left it about once in 26 runs of
 // TestRetrieveCancelDeletesTemporaryCollection.

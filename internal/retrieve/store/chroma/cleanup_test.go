@@ -45,8 +45,8 @@ func isCreateCollection(r *http.Request) bool {
 }
 
 // After a signal, a busy Chroma answers the delete of the temporary collection
-// late: it is queued behind the add the signal cut off, which the server
-// finishes (measured up to 640 ms on a loaded machine), and a delete its client
+// late right after the run's adds, still busy with them (measured up to 640 ms
+// on a loaded machine), and a delete its client
 // gives up is given up by the server too, leaving the collection. The proxy
 // holds each delete busy before it forwards it (not at all once its client has
 // gone). The delete has until cancelledCleanup after the run's end: a delete
