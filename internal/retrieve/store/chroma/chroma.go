@@ -18,6 +18,7 @@ import (
 	"net/http"
 	neturl "net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
@@ -95,6 +96,11 @@ type Store struct {
 	chunks    int
 	maxID     int // the longest id of a chunk (Config.MaxIDBytes, and every id Add sent)
 	cfg       Config
+	// ended is when the run's context ended (markEnded), zero before;
+	// unwatch stops the watch of watchEnd.
+	endMu   sync.Mutex
+	ended   time.Time
+	unwatch func() bool
 	// Created is set when Open created the database (Config.CreateDatabase).
 	Created bool
 }
@@ -252,7 +258,13 @@ func Open(ctx context.Context, cfg Config) (s *Store, ready bool, err error) {
 	}
 	s = &Store{client: client, batch: cfg.BatchSize, url: shown, fp: cfg.Fingerprint, chunks: cfg.Chunks, maxID: cfg.MaxIDBytes, cfg: cfg}
 	opened := s
-	defer func() { err = opened.explain(err) }()
+	s.unwatch = s.watchEnd(ctx)
+	defer func() {
+		if err != nil {
+			opened.unwatch()
+		}
+		err = opened.explain(err)
+	}()
 	if cfg.Tenant != DefaultTenant || cfg.Database != DefaultDatabase {
 		if err := s.ensureDatabase(ctx); err != nil {
 			return nil, false, err
@@ -265,7 +277,7 @@ func Open(ctx context.Context, cfg Config) (s *Store, ready bool, err error) {
 		s.name = TempPrefix + time.Now().UTC().Format("20060102t150405") + "-" + randomHex(6)
 		s.temporary = true
 		if err := s.create(ctx, true); err != nil {
-			return nil, false, err
+			return nil, false, s.dropFailedCreate(ctx, err)
 		}
 		return s, false, nil
 	}
@@ -307,6 +319,25 @@ func (s *Store) create(ctx context.Context, temporary bool) error {
 	}
 	s.col = &col
 	return nil
+}
+
+// dropFailedCreate deletes the temporary collection whose create failed
+// (createErr), within cleanupContext's budget: the request may have reached
+// the server, which created the collection, and its answer been lost (a
+// connection reset, a timeout); the name is this run's, so no other run's
+// collection is deleted. The error returned is createErr with what became of
+// the name.
+func (s *Store) dropFailedCreate(ctx context.Context, createErr error) error {
+	dctx, cancel := s.cleanupContext(ctx)
+	defer cancel()
+	switch derr := s.client.deleteCollection(dctx, s.name); {
+	case derr == nil:
+		return fmt.Errorf("%w (the server had created it: deleted)", createErr)
+	case errors.Is(derr, errNotFound):
+		return fmt.Errorf("%w (the server did not create it)", createErr)
+	default:
+		return fmt.Errorf("%w; the server may have created it, and deleting it failed too (delete it on the server if it exists): %w", createErr, derr)
+	}
 }
 
 // Name is "chroma".
@@ -451,29 +482,69 @@ func (s *Store) maxIDBytes() int {
 	return 1 << 10
 }
 
-// cleanupTimeout bounds the delete of a temporary collection; once ctx (the
-// run's) is done, a signal, the delete has cancelledCleanup more at most:
-// every wait stops within a second of SIGINT or SIGTERM, and a server that
-// stopped answering would otherwise hold the process for the whole 10 s.
+// cleanupTimeout bounds the delete of a temporary collection. Once the run's
+// context is done (a signal), the delete ends at most cancelledCleanup after
+// that moment, not after the delete began: every wait stops within a second of
+// SIGINT or SIGTERM, and a server that stopped answering would otherwise hold
+// the process for the whole 10 s. The rest of the second is the exit's (the
+// output's abort, the last lines on standard error).
+//
+// The budget is most of that second because a busy Chroma answers the delete
+// late right after the run's adds, still busy with them although their client
+// has gone (measured after a cancel: 13-300 ms on an idle machine, where an
+// idle collection's delete takes 2-24 ms; up to 640 ms with three busy loops
+// on two cores; adds of 64 records instead of 256 did not shorten it), and a delete
+// given up is given up by the server too, leaving the collection. 300 ms
+// from the start of the delete left it about once in 26 runs of
+// TestRetrieveCancelDeletesTemporaryCollection.
 const (
 	cleanupTimeout   = 10 * time.Second
-	cancelledCleanup = 300 * time.Millisecond
+	cancelledCleanup = 750 * time.Millisecond
 )
 
-// Close deletes a temporary collection with a context of its own (so that it
-// also happens after cancellation) of cleanupTimeout, cut to
-// cancelledCleanup from ctx's end.
+// watchEnd records when ctx, the run's context, ends (the signal), so that
+// a cleanup's budget counts from then (cleanupContext); the returned func
+// stops watching.
+func (s *Store) watchEnd(ctx context.Context) func() bool {
+	return context.AfterFunc(ctx, func() { s.markEnded() })
+}
+
+// markEnded records now as the run's end unless it was recorded before, and
+// returns the end recorded.
+func (s *Store) markEnded() time.Time {
+	s.endMu.Lock()
+	defer s.endMu.Unlock()
+	if s.ended.IsZero() {
+		s.ended = time.Now()
+	}
+	return s.ended
+}
+
+// cleanupContext is the context of a cleanup request (the delete of a
+// temporary collection): its own, so that it also runs after cancellation,
+// of cleanupTimeout, and done cancelledCleanup after ctx's end at most.
+func (s *Store) cleanupContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	stop := context.AfterFunc(ctx, func() {
+		time.AfterFunc(time.Until(s.markEnded().Add(cancelledCleanup)), cancel)
+	})
+	return dctx, func() { stop(); cancel() }
+}
+
+// Close deletes a temporary collection within cleanupContext's budget.
 func (s *Store) Close(ctx context.Context) error {
 	var err error
 	if s.temporary && s.col != nil {
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-		stop := context.AfterFunc(ctx, func() { time.AfterFunc(cancelledCleanup, cancel) })
+		dctx, cancel := s.cleanupContext(ctx)
 		if derr := s.client.deleteCollection(dctx, s.name); derr != nil {
 			err = fmt.Errorf("failed to delete temporary chroma collection %q (delete it on the server): %w", s.name, derr)
 		}
-		stop()
 		cancel()
 		s.col = nil
+	}
+	if s.unwatch != nil {
+		s.unwatch()
+		s.unwatch = nil
 	}
 	return err
 }
