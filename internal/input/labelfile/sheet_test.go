@@ -183,3 +183,16 @@ func TestLongSheetRecordHeldOnce(t *testing.T) {
 		})
 	}
 }
+
+// The cap is the record's bytes of input, its newline included: a record of
+// MaxSheetRecord bytes is read, one of a byte more refused (the cap's reader
+// in front of encoding/csv let up to 68 KiB more through).
+func TestSheetRecordCapExact(t *testing.T) {
+	head := "query_id,doc_id,document,grade\n"
+	row := func(n int) string { return "q1,d1," + strings.Repeat("x", n-len("q1,d1,,1\n")) + ",1\n" }
+	sheet, err := ReadSheet(context.Background(), strings.NewReader(head+row(MaxSheetRecord)), "sheet")
+	require.NoError(t, err)
+	assert.Len(t, sheet.Rows, 1)
+	_, err = ReadSheet(context.Background(), strings.NewReader(head+row(MaxSheetRecord+1)), "sheet")
+	require.EqualError(t, err, "sheet:2: a record from this line on is longer than 16 MiB")
+}
