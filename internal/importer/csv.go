@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/csvcap"
 )
 
 func init() {
@@ -49,13 +50,13 @@ func convertCSV(ctx context.Context, br *bufio.Reader, file string, w *bufio.Wri
 	if b, _ := br.Peek(3); len(b) == 3 && b[0] == 0xEF && b[1] == 0xBB && b[2] == 0xBF {
 		_, _ = br.Discard(3)
 	}
-	// Every record is read under the cap of one record (csvReader): a quoted
-	// cell may span lines, and a longer record fails while it is read.
-	r := newCSVReader(br)
+	// Every record is read under the cap of one record (csvcap.Reader): a
+	// quoted cell may span lines, and a longer record fails while it is read.
+	r := csvcap.NewReader(br, maxRecord)
 	read := func() ([]string, error) {
-		endLine := r.endLine
+		endLine := r.EndLine()
 		rec, err := r.Read()
-		if errors.Is(err, errRecordTooLong) {
+		if errors.Is(err, csvcap.ErrTooLong) {
 			return nil, Errorf(file, endLine+1, "a CSV record longer than %s (the cap of one record; a quoted cell may span lines)", sizeText(maxRecord))
 		}
 		if errors.Is(err, input.ErrTooManySeparators) {
@@ -97,7 +98,7 @@ func convertCSV(ctx context.Context, br *bufio.Reader, file string, w *bufio.Wri
 		if err != nil {
 			return csvErr(file, err)
 		}
-		line := r.startLine
+		line := r.StartLine()
 		get := func(i int) string {
 			if i < 0 {
 				return ""
@@ -127,7 +128,7 @@ func csvErr(file string, err error) error {
 	if errors.As(err, &ie) {
 		return err
 	}
-	var pe *csvError
+	var pe *csvcap.ParseError
 	if errors.As(err, &pe) {
 		return Errorf(file, pe.Line, "%v", pe.Err)
 	}

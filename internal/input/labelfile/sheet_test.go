@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -158,4 +159,40 @@ func FuzzReadSheet(f *testing.F) {
 			seen[k] = true
 		}
 	})
+}
+
+// A CSV record over MaxSheetRecord is refused having held the cap and a
+// chunk; encoding/csv behind a cap's reader grew its buffers by append and
+// allocated 120 to 136 MB for a 17 MiB record against the 16 MiB cap.
+func TestLongSheetRecordHeldOnce(t *testing.T) {
+	head := "query_id,doc_id,document,grade\nq1,d1,x,1\n"
+	big := strings.Repeat("x", MaxSheetRecord+1<<20)
+	for _, tc := range []struct{ name, in, want string }{
+		{"quoted cell", head + "q2,d2,\"" + big + "\",1\n", "sheet:3: a record from this line on is longer than 16 MiB"},
+		{"quoted cell over many lines", head + "q2,d2,\"" + strings.Repeat("x\n", (MaxSheetRecord+1<<20)/2) + "\",1\n", "sheet:3: a record from this line on is longer than 16 MiB"},
+		{"cell", head + "q2,d2," + big + ",1\n", "sheet:3: a record from this line on is longer than 16 MiB"},
+		{"after blank lines", head + "\n\nq2,d2," + big + ",1\n", "sheet:3: a record from this line on is longer than 16 MiB"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			_, err := ReadSheet(context.Background(), strings.NewReader(tc.in), "sheet")
+			runtime.ReadMemStats(&after)
+			require.EqualError(t, err, tc.want)
+			assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(MaxSheetRecord+2<<20), "bytes allocated")
+		})
+	}
+}
+
+// The cap is the record's bytes of input, its newline included: a record of
+// MaxSheetRecord bytes is read, one of a byte more refused (the cap's reader
+// in front of encoding/csv let up to 68 KiB more through).
+func TestSheetRecordCapExact(t *testing.T) {
+	head := "query_id,doc_id,document,grade\n"
+	row := func(n int) string { return "q1,d1," + strings.Repeat("x", n-len("q1,d1,,1\n")) + ",1\n" }
+	sheet, err := ReadSheet(context.Background(), strings.NewReader(head+row(MaxSheetRecord)), "sheet")
+	require.NoError(t, err)
+	assert.Len(t, sheet.Rows, 1)
+	_, err = ReadSheet(context.Background(), strings.NewReader(head+row(MaxSheetRecord+1)), "sheet")
+	require.EqualError(t, err, "sheet:2: a record from this line on is longer than 16 MiB")
 }

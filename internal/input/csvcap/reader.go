@@ -1,4 +1,7 @@
-package importer
+// Package csvcap reads CSV as encoding/csv does with its defaults, bounded
+// while it reads: a record over a cap of input bytes is refused having held
+// no more than the cap and a chunk (encoding/csv held about five times it).
+package csvcap
 
 import (
 	"bufio"
@@ -11,7 +14,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
 )
 
-// csvReader reads CSV records as encoding/csv's Reader does with its defaults
+// Reader reads CSV records as encoding/csv's Reader does with its defaults
 // and ReuseRecord (RFC 4180: fields separated by commas, a field in double
 // quotes may hold commas, line breaks and "" for a quote; "\r\n" read as
 // "\n", a "\r" that ends the input dropped, empty lines skipped, every record
@@ -25,7 +28,7 @@ import (
 //
 // The fields' bytes are kept in chunks of csvChunk bytes and joined into one
 // string when the record is whole, as encoding/csv does.
-type csvReader struct {
+type Reader struct {
 	br    *bufio.Reader
 	max   int64 // the cap of one record, in bytes of input (its newline included)
 	width int   // the fields of the first record; 0 before it
@@ -47,17 +50,30 @@ type csvReader struct {
 // csvChunk is the size of a chunk of a record's field bytes.
 const csvChunk = 64 << 10
 
-// csvError is a parse error of csvReader, as encoding/csv's *csv.ParseError
-// words it (its Err is csv.ErrBareQuote, csv.ErrQuote or csv.ErrFieldCount).
-type csvError struct {
+// ParseError is a parse error of Reader, as encoding/csv's *csv.ParseError
+// words it (its Err is csv.ErrBareQuote, csv.ErrQuote or csv.ErrFieldCount)
+// and at the line its Line names.
+type ParseError struct {
 	Line int
 	Err  error
 }
 
-func (e *csvError) Error() string { return e.Err.Error() }
-func (e *csvError) Unwrap() error { return e.Err }
+func (e *ParseError) Error() string { return e.Err.Error() }
+func (e *ParseError) Unwrap() error { return e.Err }
 
-func newCSVReader(br *bufio.Reader) *csvReader { return &csvReader{br: br, max: maxRecord} }
+// ErrTooLong is the read error of a record over the cap.
+var ErrTooLong = errors.New("record too long")
+
+// NewReader reads CSV from br, refusing a record over max bytes of input.
+func NewReader(br *bufio.Reader, max int64) *Reader { return &Reader{br: br, max: max} }
+
+// StartLine is the line (1-based) where the last record read started.
+func (r *Reader) StartLine() int { return r.startLine }
+
+// EndLine is the line where the last record read ended (0 before the first):
+// a record that fails with ErrTooLong or input.ErrTooManySeparators starts
+// at EndLine()+1 or, after blank lines, below it.
+func (r *Reader) EndLine() int { return r.endLine }
 
 // The states of the record being read.
 const (
@@ -71,8 +87,8 @@ const (
 )
 
 // Read returns the next record (valid until the next call), io.EOF after the
-// last, a *csvError, errRecordTooLong or input.ErrTooManySeparators.
-func (r *csvReader) Read() ([]string, error) {
+// last, a *ParseError, ErrTooLong or input.ErrTooManySeparators.
+func (r *Reader) Read() ([]string, error) {
 	r.n, r.seps, r.used, r.size = 0, 0, 0, 0
 	r.ends = r.ends[:0]
 	// Empty lines before the record are skipped (and count towards its cap).
@@ -99,7 +115,7 @@ func (r *csvReader) Read() ([]string, error) {
 		_, _ = r.br.Discard(skip)
 		r.line++
 		if r.n += int64(skip); r.n > r.max {
-			return nil, errRecordTooLong
+			return nil, ErrTooLong
 		}
 	}
 	r.line++
@@ -113,7 +129,7 @@ func (r *csvReader) Read() ([]string, error) {
 			return nil, rerr
 		}
 		if r.n += int64(len(b)); r.n > r.max {
-			return nil, errRecordTooLong
+			return nil, ErrTooLong
 		}
 		if r.seps += bytes.Count(b, []byte{','}); r.seps > input.MaxCSVSeparators {
 			return nil, input.ErrTooManySeparators
@@ -154,7 +170,7 @@ func (r *csvReader) Read() ([]string, error) {
 				case '\r':
 					st = csvUnquotedCR
 				case '"':
-					return nil, &csvError{Line: r.line, Err: csv.ErrBareQuote}
+					return nil, &ParseError{Line: r.line, Err: csv.ErrBareQuote}
 				}
 				i++
 			case csvUnquotedCR:
@@ -208,12 +224,12 @@ func (r *csvReader) Read() ([]string, error) {
 				case '\r':
 					st = csvQuoteSeenCR
 				default:
-					return nil, &csvError{Line: r.line, Err: csv.ErrQuote}
+					return nil, &ParseError{Line: r.line, Err: csv.ErrQuote}
 				}
 				i++
 			case csvQuoteSeenCR:
 				if b[i] != '\n' {
-					return nil, &csvError{Line: r.line, Err: csv.ErrQuote}
+					return nil, &ParseError{Line: r.line, Err: csv.ErrQuote}
 				}
 				r.endField()
 				done = true
@@ -228,7 +244,7 @@ func (r *csvReader) Read() ([]string, error) {
 				if st == csvQuotedCR && crLine {
 					line-- // a line of a "\r" that ends the input is empty: not counted
 				}
-				return nil, &csvError{Line: line, Err: csv.ErrQuote}
+				return nil, &ParseError{Line: line, Err: csv.ErrQuote}
 			}
 			r.endField()
 			done = true
@@ -242,13 +258,13 @@ func (r *csvReader) Read() ([]string, error) {
 	if r.width == 0 {
 		r.width = len(rec)
 	} else if len(rec) != r.width {
-		return rec, &csvError{Line: recLine, Err: csv.ErrFieldCount}
+		return rec, &ParseError{Line: recLine, Err: csv.ErrFieldCount}
 	}
 	return rec, nil
 }
 
 // add appends b to the record's field bytes.
-func (r *csvReader) add(b []byte) {
+func (r *Reader) add(b []byte) {
 	for len(b) > 0 {
 		if r.used == 0 || len(r.chunks[r.used-1]) == cap(r.chunks[r.used-1]) {
 			if r.used == len(r.chunks) {
@@ -265,12 +281,12 @@ func (r *csvReader) add(b []byte) {
 	}
 }
 
-func (r *csvReader) endField() { r.ends = append(r.ends, r.size) }
+func (r *Reader) endField() { r.ends = append(r.ends, r.size) }
 
 // record is the fields, sliced from one string of the field bytes; the
 // chunks of a large record are then given up, so that they are not held
 // beside it while it is converted.
-func (r *csvReader) record() []string {
+func (r *Reader) record() []string {
 	var s string
 	switch r.used {
 	case 0:
