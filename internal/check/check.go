@@ -10,8 +10,12 @@ import (
 	"bufio"
 	"compress/gzip"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"math"
+	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -146,6 +150,9 @@ type caseItem struct {
 func scoreCases(ctx context.Context, in In, o Options, bl *baselineRun) (*gate.Result, error) {
 	acc := gate.NewAccumulator()
 	defer acc.Close()
+	if idAt := idsReadAgain(ctx, in.Cases, in.CasesName); idAt != nil {
+		acc.IDsFrom(idAt)
+	}
 	scorer := &gate.Scorer{KB: in.KB, K: o.K, KeepMissed: acc.WantsMissed}
 	var out *asyncWriter
 	if in.CasesOut != nil {
@@ -225,6 +232,41 @@ func scoreCases(ctx context.Context, in In, o Options, bl *baselineRun) (*gate.R
 		K: o.K, ReferenceLocale: o.ReferenceLocale, MinHit: o.MinHit, MinRecall: o.MinRecall, KBCards: in.KB.Len(),
 		Floors: o.Floors, AllowEmpty: o.AllowEmpty,
 	})
+}
+
+// idsReadAgain is the id of the case at a line of r, read again from the
+// file (gate.Accumulator.IDsFrom), when r is a regular file (read from its
+// offset now on); nil for any other reader (a pipe; shards), whose ids the
+// accumulator keeps.
+func idsReadAgain(ctx context.Context, r io.Reader, name string) func(line int) (string, error) {
+	f, ok := r.(*os.File)
+	if !ok {
+		return nil
+	}
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return nil
+	}
+	pos, err := f.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return nil
+	}
+	return func(line int) (string, error) {
+		id, found := "", errors.New("found")
+		err := casefile.StreamCases(ctx, io.NewSectionReader(f, pos, math.MaxInt64-pos), name, func(c *casefile.Case) error {
+			if c.Line < line {
+				return nil
+			}
+			if c.Line == line {
+				id = strings.Clone(c.ID)
+			}
+			return found
+		})
+		if err != nil && err != found { //nolint:errorlint // the sentinel itself, never wrapped
+			return "", err
+		}
+		return id, nil
+	}
 }
 
 // rankedBufs are the workers' buffers of a case's ranked identities.

@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -36,6 +37,11 @@ func FuzzIDLog(f *testing.F) {
 		// a cleanup after the next collection: a fuzz worker runs thousands
 		// of logs between collections.
 		defer l.release()
+		// The same log with no id store: a duplicate's id read again by
+		// its line (Accumulator.IDsFrom, check's path for a regular file).
+		byLine := map[int]string{}
+		again := idLog{chunkN: l.chunkN, maxMemChunks: l.maxMemChunks, idAt: func(line int) (string, error) { return byLine[line], nil }}
+		defer again.release()
 		first := map[string]int{}
 		want := ""
 		line := 0
@@ -47,12 +53,50 @@ func FuzzIDLog(f *testing.F) {
 				first[id] = line
 			}
 			require.NoError(t, l.add(idHash(id), uint32(line), id, "f"))
+			byLine[line] = id
+			require.NoError(t, again.add(idHash(id), uint32(line), id, "f"))
 		}
-		err := l.duplicate()
+		require.Zero(t, again.ids.n, "no id kept")
+		err, errAgain := l.duplicate(), again.duplicate()
 		if want == "" {
 			require.NoError(t, err)
+			require.NoError(t, errAgain)
 			return
 		}
 		require.EqualError(t, err, want)
+		require.EqualError(t, errAgain, want)
 	})
+}
+
+// TestIDsFrom: an accumulator that keeps no ids names a duplicate by the id
+// read again at its line; an id read again that is not the one hashed (the
+// file changed) is an error at that line, not a wrong id; the reader's error
+// is returned as it is.
+func TestIDsFrom(t *testing.T) {
+	ids := map[int]string{1: "a", 2: "b", 4: "a"}
+	readErr := errors.New("read failed")
+	tests := map[string]struct {
+		idAt func(line int) (string, error)
+		want string
+	}{
+		"the id read again": {func(line int) (string, error) { return ids[line], nil },
+			`cases.jsonl:4: duplicate case id "a" (first at line 1)`},
+		"the file changed": {func(line int) (string, error) { return "z", nil },
+			`cases.jsonl:4: the cases file changed while it was read (a duplicate case id was here, first at line 1)`},
+		"the line is gone": {func(line int) (string, error) { return "", nil },
+			`cases.jsonl:4: the cases file changed while it was read (a duplicate case id was here, first at line 1)`},
+		"a failed read": {func(line int) (string, error) { return "", readErr }, readErr.Error()},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			a := NewAccumulator()
+			defer a.Close()
+			a.IDsFrom(tt.idAt)
+			for _, line := range []int{1, 2, 4} {
+				require.NoError(t, a.Add(&CaseResult{File: "cases.jsonl", Line: line, ID: ids[line], Type: "golden", Locale: "en"}))
+			}
+			require.Zero(t, a.seen.ids.n, "no id kept")
+			require.EqualError(t, a.Duplicate(), tt.want)
+		})
+	}
 }
