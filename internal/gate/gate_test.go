@@ -863,7 +863,7 @@ func TestAccumulatorClose(t *testing.T) {
 	t.Setenv("TMPDIR", t.TempDir())
 	a := NewAccumulator()
 	a.seen.chunkN, a.seen.maxMemChunks, a.seen.maxIDBytes = 16, 1, 1<<10
-	for i := range 2000 {
+	for i := range 2 * idStage { // past a flush of the staged cases
 		s := fmt.Sprintf("case-%020d", i)
 		require.NoError(t, a.seen.add(idHash(s), uint32(i+1), s, "f"))
 	}

@@ -77,6 +77,13 @@ type idLog struct {
 	arena *idArena // full chunks and id blocks (idarena.go)
 
 	memChunks int // full chunks kept in memory
+	// The last cases added, in order, not yet in their partitions (flush):
+	// add writes them in sequence, and flush moves a full stage at once,
+	// where the partitions' heads and open tails stay in the cache between
+	// cases (a case at a time, each added case's partition was a miss).
+	stageH [idStage]uint64
+	stageL [idStage]uint32
+	staged int
 	// Sizes (0: the defaults idChunkN, idMemChunks, idMemBytes; tests set
 	// them small).
 	chunkN, maxMemChunks, maxIDBytes int
@@ -114,19 +121,19 @@ const (
 	idMemBytes = 16 << 20
 	// idEvery is the distance in cases between the id store's checkpoints.
 	idEvery = 1024
+	// idStage is the number of cases add stages before flush.
+	idStage = 4096
 )
 
 // add logs one case. Its error is a failed write of the spill file.
 func (l *idLog) add(h uint64, line uint32, id, file string) error {
-	p := &l.parts[h>>(64-idPartBits)]
-	if len(p.h) == cap(p.h) {
-		if err := l.grow(p); err != nil {
+	if l.staged == idStage {
+		if err := l.flush(); err != nil {
 			return err
 		}
 	}
-	p.h = append(p.h, h)
-	p.line = append(p.line, line)
-	p.n++
+	l.stageH[l.staged], l.stageL[l.staged] = h, line
+	l.staged++
 	if l.idAt == nil {
 		if err := l.ids.add(l, id, line); err != nil {
 			return err
@@ -134,6 +141,26 @@ func (l *idLog) add(h uint64, line uint32, id, file string) error {
 	}
 	l.n++
 	l.file = file
+	return nil
+}
+
+// flush appends the staged cases to their partitions, in order. On an error
+// the cases not appended stay staged, first.
+func (l *idLog) flush() error {
+	for i, h := range l.stageH[:l.staged] {
+		p := &l.parts[h>>(64-idPartBits)]
+		if len(p.h) == cap(p.h) {
+			if err := l.grow(p); err != nil {
+				copy(l.stageL[:], l.stageL[i:l.staged])
+				l.staged = copy(l.stageH[:], l.stageH[i:l.staged])
+				return err
+			}
+		}
+		p.h = append(p.h, h)
+		p.line = append(p.line, l.stageL[i])
+		p.n++
+	}
+	l.staged = 0
 	return nil
 }
 
@@ -189,6 +216,9 @@ func (l *idLog) chunk(n int) ([]uint64, []uint32) {
 
 // duplicate searches the log (see Accumulator.Duplicate).
 func (l *idLog) duplicate() error {
+	if err := l.flush(); err != nil {
+		return err
+	}
 	later, first, h, ok, err := l.search()
 	if err != nil || !ok {
 		return err
