@@ -8,6 +8,7 @@ package check
 
 import (
 	"bufio"
+	"bytes"
 	"compress/gzip"
 	"context"
 	"errors"
@@ -23,6 +24,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/baseline"
 	"github.com/retrieval-gate/retrieval-gate/internal/floor"
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
@@ -237,7 +239,9 @@ func scoreCases(ctx context.Context, in In, o Options, bl *baselineRun) (*gate.R
 // idsReadAgain is the id of the case at a line of r, read again from the
 // file (gate.Accumulator.IDsFrom), when r is a regular file (read from its
 // offset now on); nil for any other reader (a pipe; shards), whose ids the
-// accumulator keeps.
+// accumulator keeps. The lines before are skipped, not decoded: they were
+// read as cases once already (a file changed since gives an id the
+// accumulator refuses). An id not found (a blank line, past the end) is "".
 func idsReadAgain(ctx context.Context, r io.Reader, name string) func(line int) (string, error) {
 	f, ok := r.(*os.File)
 	if !ok {
@@ -252,20 +256,39 @@ func idsReadAgain(ctx context.Context, r io.Reader, name string) func(line int) 
 		return nil
 	}
 	return func(line int) (string, error) {
-		id, found := "", errors.New("found")
-		err := casefile.StreamCases(ctx, io.NewSectionReader(f, pos, math.MaxInt64-pos), name, func(c *casefile.Case) error {
-			if c.Line < line {
-				return nil
+		br := bufio.NewReaderSize(input.Reader(ctx, io.NewSectionReader(f, pos, math.MaxInt64-pos)), 256<<10)
+		fail := func(err error) (string, error) { return "", fmt.Errorf("failed to read %s: %w", name, err) }
+		for n := 1; n < line; n++ { // skip a line, however long
+			for {
+				_, err := br.ReadSlice('\n')
+				if err == nil {
+					break
+				}
+				if errors.Is(err, io.EOF) {
+					return "", nil
+				}
+				if !errors.Is(err, bufio.ErrBufferFull) {
+					return fail(err)
+				}
 			}
-			if c.Line == line {
-				id = strings.Clone(c.ID)
-			}
-			return found
-		})
-		if err != nil && err != found { //nolint:errorlint // the sentinel itself, never wrapped
+		}
+		b, err := br.ReadBytes('\n') // at most casefile.MaxLine: the stream read it
+		if err != nil && !errors.Is(err, io.EOF) {
+			return fail(err)
+		}
+		b = bytes.TrimSuffix(bytes.TrimSuffix(b, []byte("\n")), []byte("\r"))
+		if line == 1 {
+			b = bytes.TrimPrefix(b, input.BOM)
+		}
+		if input.IsBlank(b) {
+			return "", nil
+		}
+		var p casefile.CaseParser
+		var c casefile.Case
+		if err := p.Parse(b, name, line, &c); err != nil {
 			return "", err
 		}
-		return id, nil
+		return strings.Clone(c.ID), nil
 	}
 }
 

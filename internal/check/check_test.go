@@ -181,6 +181,19 @@ func TestIDsReadAgain(t *testing.T) {
 		assert.Equal(t, want, id, "line %d", line)
 	}
 
+	// A BOM on line 1; a line past the reader's buffer skipped whole.
+	long := "\ufeff{\"id\": \"x\"}\n{\"id\": \"y\", \"query\": \"" + strings.Repeat("q", 600<<10) + "\"}\n{\"id\": \"z\"}\n"
+	require.NoError(t, os.WriteFile(path, []byte(long), 0o600))
+	g, err := os.Open(path)
+	require.NoError(t, err)
+	defer g.Close()
+	idAt = idsReadAgain(ctx, g, "cases.jsonl")
+	for line, want := range map[int]string{1: "x", 2: "y", 3: "z", 4: ""} {
+		id, err := idAt(line)
+		require.NoError(t, err)
+		assert.Equal(t, want, id, "line %d", line)
+	}
+
 	pr, pw, err := os.Pipe()
 	require.NoError(t, err)
 	defer pr.Close()
