@@ -8,10 +8,15 @@ package check
 
 import (
 	"bufio"
+	"bytes"
 	"compress/gzip"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"math"
+	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,6 +24,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/baseline"
 	"github.com/retrieval-gate/retrieval-gate/internal/floor"
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
@@ -146,6 +152,9 @@ type caseItem struct {
 func scoreCases(ctx context.Context, in In, o Options, bl *baselineRun) (*gate.Result, error) {
 	acc := gate.NewAccumulator()
 	defer acc.Close()
+	if idAt := idsReadAgain(ctx, in.Cases, in.CasesName); idAt != nil {
+		acc.IDsFrom(idAt)
+	}
 	scorer := &gate.Scorer{KB: in.KB, K: o.K, KeepMissed: acc.WantsMissed}
 	var out *asyncWriter
 	if in.CasesOut != nil {
@@ -225,6 +234,62 @@ func scoreCases(ctx context.Context, in In, o Options, bl *baselineRun) (*gate.R
 		K: o.K, ReferenceLocale: o.ReferenceLocale, MinHit: o.MinHit, MinRecall: o.MinRecall, KBCards: in.KB.Len(),
 		Floors: o.Floors, AllowEmpty: o.AllowEmpty,
 	})
+}
+
+// idsReadAgain is the id of the case at a line of r, read again from the
+// file (gate.Accumulator.IDsFrom), when r is a regular file (read from its
+// offset now on); nil for any other reader (a pipe; shards), whose ids the
+// accumulator keeps. The lines before are skipped, not decoded: they were
+// read as cases once already (a file changed since gives an id the
+// accumulator refuses). An id not found (a blank line, past the end) is "".
+func idsReadAgain(ctx context.Context, r io.Reader, name string) func(line int) (string, error) {
+	f, ok := r.(*os.File)
+	if !ok {
+		return nil
+	}
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return nil
+	}
+	pos, err := f.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return nil
+	}
+	return func(line int) (string, error) {
+		br := bufio.NewReaderSize(input.Reader(ctx, io.NewSectionReader(f, pos, math.MaxInt64-pos)), 256<<10)
+		fail := func(err error) (string, error) { return "", fmt.Errorf("failed to read %s: %w", name, err) }
+		for n := 1; n < line; n++ { // skip a line, however long
+			for {
+				_, err := br.ReadSlice('\n')
+				if err == nil {
+					break
+				}
+				if errors.Is(err, io.EOF) {
+					return "", nil
+				}
+				if !errors.Is(err, bufio.ErrBufferFull) {
+					return fail(err)
+				}
+			}
+		}
+		b, err := br.ReadBytes('\n') // at most casefile.MaxLine: the stream read it
+		if err != nil && !errors.Is(err, io.EOF) {
+			return fail(err)
+		}
+		b = bytes.TrimSuffix(bytes.TrimSuffix(b, []byte("\n")), []byte("\r"))
+		if line == 1 {
+			b = bytes.TrimPrefix(b, input.BOM)
+		}
+		if input.IsBlank(b) {
+			return "", nil
+		}
+		var p casefile.CaseParser
+		var c casefile.Case
+		if err := p.Parse(b, name, line, &c); err != nil {
+			return "", err
+		}
+		return strings.Clone(c.ID), nil
+	}
 }
 
 // rankedBufs are the workers' buffers of a case's ranked identities.

@@ -123,12 +123,83 @@ func TestRunDuplicatePrecedence(t *testing.T) {
 	}
 	kb, err := kbfile.Load(context.Background(), demo+"/kb")
 	require.NoError(t, err)
+	// Each as a reader (the accumulator keeps the ids), as a regular file
+	// (the duplicate's id read again from it) and as one read from an offset
+	// past other bytes (a shell's redirect of a file it has read from).
+	dir := t.TempDir()
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
 			_, err := Run(context.Background(), In{Cases: strings.NewReader(tt.cases), CasesName: "cases.jsonl", KB: kb}, Options{K: 5})
 			require.EqualError(t, err, tt.want)
+
+			path := dir + "/" + strings.ReplaceAll(name, " ", "-")
+			const before = `{"id": "a"} {"id": "b"}` + "\n"
+			require.NoError(t, os.WriteFile(path, []byte(before+tt.cases), 0o600))
+			for _, off := range []int64{0, int64(len(before))} {
+				f, err := os.Open(path)
+				require.NoError(t, err)
+				defer f.Close()
+				var r io.Reader = f
+				if off == 0 {
+					r = io.MultiReader(strings.NewReader(before), f) // not read again
+				} else {
+					_, err = f.Seek(off, io.SeekStart)
+					require.NoError(t, err)
+				}
+				_, err = Run(context.Background(), In{Cases: r, CasesName: "cases.jsonl", KB: kb}, Options{K: 5})
+				if off == 0 {
+					require.ErrorContains(t, err, "cases.jsonl:1: ", "the reader's first line")
+					continue
+				}
+				require.EqualError(t, err, tt.want, "the file from offset %d", off)
+			}
 		})
 	}
+}
+
+// TestIDsReadAgain: a regular file's case ids are read again by line, from
+// the offset the file was at (blank lines counted, as the stream counts
+// them); a reader that is not a regular file gives nil (its ids are kept).
+func TestIDsReadAgain(t *testing.T) {
+	ctx := context.Background()
+	path := t.TempDir() + "/cases.jsonl"
+	const before = "{\"id\": \"skipped\"}\n"
+	body := "\n{\"id\": \"a\"}\n\n\n{\"id\": \"b\\u00e9\", \"query\": \"q\"}\r\n{\"id\": \"c\"}"
+	require.NoError(t, os.WriteFile(path, []byte(before+body), 0o600))
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	_, err = f.Seek(int64(len(before)), io.SeekStart)
+	require.NoError(t, err)
+	idAt := idsReadAgain(ctx, f, "cases.jsonl")
+	require.NotNil(t, idAt)
+	_, err = io.Copy(io.Discard, f) // the stream's own reads move the offset
+	require.NoError(t, err)
+	for line, want := range map[int]string{2: "a", 5: "bé", 6: "c", 1: "", 3: "", 7: ""} {
+		id, err := idAt(line)
+		require.NoError(t, err)
+		assert.Equal(t, want, id, "line %d", line)
+	}
+
+	// A BOM on line 1; a line past the reader's buffer skipped whole.
+	long := "\ufeff{\"id\": \"x\"}\n{\"id\": \"y\", \"query\": \"" + strings.Repeat("q", 600<<10) + "\"}\n{\"id\": \"z\"}\n"
+	require.NoError(t, os.WriteFile(path, []byte(long), 0o600))
+	g, err := os.Open(path)
+	require.NoError(t, err)
+	defer g.Close()
+	idAt = idsReadAgain(ctx, g, "cases.jsonl")
+	for line, want := range map[int]string{1: "x", 2: "y", 3: "z", 4: ""} {
+		id, err := idAt(line)
+		require.NoError(t, err)
+		assert.Equal(t, want, id, "line %d", line)
+	}
+
+	pr, pw, err := os.Pipe()
+	require.NoError(t, err)
+	defer pr.Close()
+	defer pw.Close()
+	assert.Nil(t, idsReadAgain(ctx, pr, "stdin"), "a pipe")
+	assert.Nil(t, idsReadAgain(ctx, strings.NewReader(body), "r"), "a reader")
 }
 
 // The case reader's strings view its blocks (casefile.MapOptions.StringsInLine),

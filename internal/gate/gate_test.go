@@ -863,7 +863,7 @@ func TestAccumulatorClose(t *testing.T) {
 	t.Setenv("TMPDIR", t.TempDir())
 	a := NewAccumulator()
 	a.seen.chunkN, a.seen.maxMemChunks, a.seen.maxIDBytes = 16, 1, 1<<10
-	for i := range 2000 {
+	for i := range 2 * idStage { // past a flush of the staged cases
 		s := fmt.Sprintf("case-%020d", i)
 		require.NoError(t, a.seen.add(idHash(s), uint32(i+1), s, "f"))
 	}
@@ -886,5 +886,23 @@ func TestAccumulatorClose(t *testing.T) {
 func TestScratchOwnsItsLines(t *testing.T) {
 	var s scratch
 	assert.GreaterOrEqual(t, unsafe.Offsetof(s.ranked), uintptr(128), "padding before")
-	assert.GreaterOrEqual(t, unsafe.Sizeof(s)-unsafe.Offsetof(s.next)-unsafe.Sizeof(s.next), uintptr(128), "padding after")
+	assert.GreaterOrEqual(t, unsafe.Sizeof(s)-unsafe.Offsetof(s.nextType)-unsafe.Sizeof(s.nextType), uintptr(128), "padding after")
+}
+
+// TestScoredTypeOwnsItsBytes: a result's type is the scorer's copy, not a
+// view of the case's line (the aggregation reads it on another core),
+// whether the scorer remembers the type or not (more types than it keeps).
+func TestScoredTypeOwnsItsBytes(t *testing.T) {
+	s := &Scorer{KB: cardSet{"a": true}, K: 5}
+	types := []string{"golden", "adversarial", "golden", "t1", "t2", "t3", "t4", "t5", "golden", "adversarial", "t1"}
+	for i, typ := range types {
+		line := []byte(`{"type": "` + typ + `"}`)
+		view := unsafe.String(&line[10], len(typ))
+		c := &casefile.Case{File: "f", Line: i + 1, ID: fmt.Sprint("c", i), Type: view, Gold: []string{"a"}, Retrieved: []casefile.Retrieved{{ID: "a"}}}
+		var r CaseResult
+		require.NoError(t, s.ScoreInto(c, &r))
+		require.Equal(t, typ, r.Type)
+		clear(line) // the reader reuses its block
+		require.Equal(t, typ, r.Type, "case %d: the type changed with the line", i)
+	}
 }

@@ -21,6 +21,15 @@ import (
 // after more cases.
 func (a *Accumulator) Duplicate() error { return a.seen.duplicate() }
 
+// IDsFrom makes the accumulator keep no case ids (only their hashes and
+// lines): the id of the duplicate Duplicate reports is idAt(line), the id of
+// the case at that line read again from the cases, and checked against the
+// hash logged for it (a file changed since is an input error at that line,
+// not a wrong id). Call it before the first Add, for cases that can be read
+// again (a regular file: check's); the ids' store was the aggregation's one
+// read of each case's line, a cache miss on the core that parsed it.
+func (a *Accumulator) IDsFrom(idAt func(line int) (string, error)) { a.seen.idAt = idAt }
+
 // Close gives the duplicate-id log's memory and temporary file back now
 // rather than when the accumulator is collected: its regions are mapped
 // outside the Go heap, so the collector does not count them, and a process
@@ -61,10 +70,20 @@ type idLog struct {
 	n     int
 	file  string // the cases file, for the error
 	ids   idStore
+	// idAt, when set, names a duplicate's id from its line (read again from
+	// the cases file): ids is then not kept (Accumulator.IDsFrom).
+	idAt  func(line int) (string, error)
 	spill idSpill
 	arena *idArena // full chunks and id blocks (idarena.go)
 
 	memChunks int // full chunks kept in memory
+	// The last cases added, in order, not yet in their partitions (flush):
+	// add writes them in sequence, and flush moves a full stage at once,
+	// where the partitions' heads and open tails stay in the cache between
+	// cases (a case at a time, each added case's partition was a miss).
+	stageH [idStage]uint64
+	stageL [idStage]uint32
+	staged int
 	// Sizes (0: the defaults idChunkN, idMemChunks, idMemBytes; tests set
 	// them small).
 	chunkN, maxMemChunks, maxIDBytes int
@@ -102,24 +121,46 @@ const (
 	idMemBytes = 16 << 20
 	// idEvery is the distance in cases between the id store's checkpoints.
 	idEvery = 1024
+	// idStage is the number of cases add stages before flush.
+	idStage = 4096
 )
 
 // add logs one case. Its error is a failed write of the spill file.
 func (l *idLog) add(h uint64, line uint32, id, file string) error {
-	p := &l.parts[h>>(64-idPartBits)]
-	if len(p.h) == cap(p.h) {
-		if err := l.grow(p); err != nil {
+	if l.staged == idStage {
+		if err := l.flush(); err != nil {
 			return err
 		}
 	}
-	p.h = append(p.h, h)
-	p.line = append(p.line, line)
-	p.n++
-	if err := l.ids.add(l, id, line); err != nil {
-		return err
+	l.stageH[l.staged], l.stageL[l.staged] = h, line
+	l.staged++
+	if l.idAt == nil {
+		if err := l.ids.add(l, id, line); err != nil {
+			return err
+		}
 	}
 	l.n++
 	l.file = file
+	return nil
+}
+
+// flush appends the staged cases to their partitions, in order. On an error
+// the cases not appended stay staged, first.
+func (l *idLog) flush() error {
+	for i, h := range l.stageH[:l.staged] {
+		p := &l.parts[h>>(64-idPartBits)]
+		if len(p.h) == cap(p.h) {
+			if err := l.grow(p); err != nil {
+				copy(l.stageL[:], l.stageL[i:l.staged])
+				l.staged = copy(l.stageH[:], l.stageH[i:l.staged])
+				return err
+			}
+		}
+		p.h = append(p.h, h)
+		p.line = append(p.line, l.stageL[i])
+		p.n++
+	}
+	l.staged = 0
 	return nil
 }
 
@@ -175,26 +216,39 @@ func (l *idLog) chunk(n int) ([]uint64, []uint32) {
 
 // duplicate searches the log (see Accumulator.Duplicate).
 func (l *idLog) duplicate() error {
-	later, first, ok, err := l.search()
+	if err := l.flush(); err != nil {
+		return err
+	}
+	later, first, h, ok, err := l.search()
 	if err != nil || !ok {
 		return err
 	}
-	id, err := l.ids.find(l, later)
-	if err != nil {
+	var id string
+	if l.idAt != nil {
+		id, err = l.idAt(int(later))
+		if err != nil {
+			return err
+		}
+		if idHash(id) != h {
+			// The line read again is not the one hashed: the file changed.
+			return input.Errorf(l.file, int(later), "the cases file changed while it was read (a duplicate case id was here, first at line %d)", first)
+		}
+	} else if id, err = l.ids.find(l, later); err != nil {
 		return err
 	}
 	return input.Errorf(l.file, int(later), "duplicate case id %q (first at line %d)", id, first)
 }
 
 // search returns the line of the first case whose hash an earlier case has,
-// and the line of the first case with that hash.
-func (l *idLog) search() (later, first uint32, ok bool, err error) {
+// the line of the first case with that hash, and the hash.
+func (l *idLog) search() (later, first uint32, h uint64, ok bool, err error) {
 	if l.n < 2 {
-		return 0, 0, false, nil
+		return 0, 0, 0, false, nil
 	}
 	workers := min(runtime.GOMAXPROCS(0), idParts)
 	type found struct {
 		later, first uint32
+		h            uint64
 		ok           bool
 		err          error
 	}
@@ -205,13 +259,13 @@ func (l *idLog) search() (later, first uint32, ok bool, err error) {
 			var s idSearch
 			best := &res[w]
 			for p := w; p < idParts; p += workers {
-				later, first, ok, err := s.partition(l, &l.parts[p])
+				later, first, h, ok, err := s.partition(l, &l.parts[p])
 				if err != nil {
 					best.err = err
 					return
 				}
 				if ok && (!best.ok || later < best.later) {
-					*best = found{later, first, true, nil}
+					*best = found{later, first, h, true, nil}
 				}
 			}
 		})
@@ -219,13 +273,13 @@ func (l *idLog) search() (later, first uint32, ok bool, err error) {
 	wg.Wait()
 	for _, f := range res {
 		if f.err != nil {
-			return 0, 0, false, f.err
+			return 0, 0, 0, false, f.err
 		}
 		if f.ok && (!ok || f.later < later) {
-			later, first, ok = f.later, f.first, true
+			later, first, h, ok = f.later, f.first, f.h, true
 		}
 	}
-	return later, first, ok, nil
+	return later, first, h, ok, nil
 }
 
 // idSearch is a search worker's scratch memory.
@@ -236,10 +290,10 @@ type idSearch struct {
 }
 
 // partition returns the line of the first entry of p whose hash an earlier
-// entry has, and that earlier entry's line.
-func (s *idSearch) partition(l *idLog, p *idPart) (later, first uint32, ok bool, err error) {
+// entry has, that earlier entry's line, and the hash.
+func (s *idSearch) partition(l *idLog, p *idPart) (later, first uint32, hash uint64, ok bool, err error) {
 	if p.n < 2 {
-		return 0, 0, false, nil
+		return 0, 0, 0, false, nil
 	}
 	// The partition's entries in one piece, in case order.
 	s.h, s.line = s.h[:0], s.line[:0]
@@ -251,7 +305,7 @@ func (s *idSearch) partition(l *idLog, p *idPart) (later, first uint32, ok bool,
 		n := len(s.h)
 		s.h, s.line = grown(s.h, c.n), grown(s.line, c.n)
 		if err := l.spill.read(c.off, u64Bytes(s.h[n:]), u32Bytes(s.line[n:])); err != nil {
-			return 0, 0, false, err
+			return 0, 0, 0, false, err
 		}
 	}
 	s.h, s.line = append(s.h, p.h...), append(s.line, p.line...)
@@ -271,11 +325,11 @@ func (s *idSearch) partition(l *idLog, p *idPart) (later, first uint32, ok bool,
 				break
 			}
 			if s.h[k-1] == h {
-				return s.line[j], s.line[k-1], true, nil
+				return s.line[j], s.line[k-1], h, true, nil
 			}
 		}
 	}
-	return 0, 0, false, nil
+	return 0, 0, 0, false, nil
 }
 
 // grown is s with n more elements (their values undefined).

@@ -170,6 +170,8 @@ func (s *Scorer) score(c *casefile.Case, r *CaseResult, ranked *[]string) error 
 	r.Locale = sc.canonicalLocale(r.Locale)
 	if r.Type == "" {
 		r.Type = "golden"
+	} else {
+		r.Type = sc.internType(r.Type)
 	}
 	// The KB behind the interface, once a case: a *kbfile.KB keys the case's
 	// ids at once (KB.Keys: the retrieved identities, then the gold and the
@@ -400,7 +402,12 @@ type scratch struct {
 	// reader reuses) and their canonical forms: a run has a handful.
 	locales [4]struct{ tag, canonical string }
 	next    int
-	_       [128]byte
+	// The last types seen (copies): the result's type is one of them, not a
+	// view of the case's line, so the aggregation (Accumulator.cell, on
+	// another core) does not read the line.
+	types    [4]string
+	nextType int
+	_        [128]byte
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -417,6 +424,19 @@ func (sc *scratch) canonicalLocale(tag string) string {
 	l.tag = strings.Clone(tag)
 	l.canonical = CanonicalLocale(l.tag)
 	return l.canonical
+}
+
+// internType is typ, as a copy the scratch keeps for the next cases.
+func (sc *scratch) internType(typ string) string {
+	for _, t := range sc.types {
+		if t == typ && t != "" {
+			return t
+		}
+	}
+	t := strings.Clone(typ)
+	sc.types[sc.nextType%len(sc.types)] = t
+	sc.nextType++
+	return t
 }
 
 // CanonicalLocale puts a BCP 47 tag in its canonical case, so "pt-br" and
