@@ -35,8 +35,8 @@ type layer struct {
 // may import whatever the layers it may import may (TestLayersAreClosed), so
 // a package reaches only what its own layer may import.
 var layers = []layer{
-	{"leaf", []string{"internal/format", "internal/guard", "internal/option", "internal/offheap", "internal/filelock", "internal/relpath"}, nil,
-		"the presentation policy, the output guard, the option refusal, memory outside the Go heap, the file lock, the checkout-relative path"},
+	{"leaf", []string{"internal/format", "internal/guard", "internal/option", "internal/offheap", "internal/filelock", "internal/relpath", "internal/jsoncap"}, nil,
+		"the presentation policy, the output guard, the option refusal, memory outside the Go heap, the file lock, the checkout-relative path, the capped JSON scanner"},
 	{"math", []string{"internal/metrics", "internal/outcome"}, []string{"leaf"},
 		"pure math and the gate outcome, no I/O"},
 	{"reader", []string{"internal/input", "internal/input/*", "internal/gitread"}, []string{"leaf", "reader"},

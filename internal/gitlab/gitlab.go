@@ -11,6 +11,7 @@
 package gitlab
 
 import (
+	"bufio"
 	"bytes"
 	"cmp"
 	"context"
@@ -26,6 +27,7 @@ import (
 	"unicode"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
+	"github.com/retrieval-gate/retrieval-gate/internal/jsoncap"
 )
 
 // CI is what a GitLab CI job tells a step through GitLab's predefined
@@ -501,10 +503,12 @@ func (c *Client) listPage(ctx context.Context, target string, keep func(Note) st
 // of the bodies before it.
 func readNotes(r io.Reader, limit int64, keep func(Note) string, out *[]Note) error {
 	notList := &APIError{Op: "list", Object: "MR notes", Message: "the answer is not a list of notes"}
-	cr := &capReader{r: r, stop: limit}
-	dec := json.NewDecoder(cr)
+	// Not encoding/json's Decoder: behind a reader stopped at the cap, it
+	// grew its buffer by doubling and allocated some four times the cap
+	// before it failed a note over it; the scanner holds the cap and a piece.
+	dec := jsoncap.New(bufio.NewReaderSize(r, 32<<10), limit, errNoteTooLarge)
 	fail := func(err error) error {
-		var se *json.SyntaxError
+		var se *jsoncap.SyntaxError
 		switch {
 		case errors.Is(err, errNoteTooLarge):
 			return &APIError{Op: "list", Object: "MR notes", Kind: KindTooLarge,
@@ -524,15 +528,15 @@ func readNotes(r io.Reader, limit int64, keep func(Note) string, out *[]Note) er
 			return notList
 		}
 		for {
-			cr.stop = dec.InputOffset() + limit
+			dec.Mark()
 			if !dec.More() {
 				break
 			}
 			if len(notes) == PerPage {
 				return &APIError{Op: "list", Object: "MR notes", Message: fmt.Sprintf("the answer holds more than %d notes, GitLab's largest page", PerPage)}
 			}
-			var raw json.RawMessage
-			if err := dec.Decode(&raw); err != nil {
+			raw, err := dec.DecodeRaw()
+			if err != nil {
 				return fail(err)
 			}
 			var nj noteJSON
@@ -553,7 +557,7 @@ func readNotes(r io.Reader, limit int64, keep func(Note) string, out *[]Note) er
 			return fail(err)
 		}
 	}
-	cr.stop = dec.InputOffset() + limit
+	dec.Mark()
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) { // nothing after the page
 		if err == nil {
 			return notList
@@ -566,25 +570,6 @@ func readNotes(r io.Reader, limit int64, keep func(Note) string, out *[]Note) er
 
 // errNoteTooLarge is a note longer than its cap.
 var errNoteTooLarge = errors.New("a note of the answer is over its cap")
-
-// capReader reads r up to stop bytes in all: the decoder of a page moves stop
-// on at each note, so that no note takes more than its cap.
-type capReader struct {
-	r          io.Reader
-	read, stop int64
-}
-
-func (c *capReader) Read(p []byte) (int, error) {
-	if c.read >= c.stop {
-		return 0, errNoteTooLarge
-	}
-	if int64(len(p)) > c.stop-c.read {
-		p = p[:c.stop-c.read]
-	}
-	n, err := c.r.Read(p)
-	c.read += int64(n)
-	return n, err
-}
 
 // nextPage is the X-Next-Page of an answer to page; false when it names no
 // further page (empty on the last page, or not a page number).

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/input/jsonpos"
+	"github.com/retrieval-gate/retrieval-gate/internal/jsoncap"
 )
 
 // The JSON formats: ir_datasets JSONL exports, ragas datasets (JSONL or a JSON
@@ -310,25 +311,25 @@ func convertIRDSDocs(ctx context.Context, br *bufio.Reader, file string, w *bufi
 
 // jsonDoc walks a JSON document (not JSONL) element by element.
 type jsonDoc struct {
-	dec   *jsonScan // every token and value read is at most maxRecord bytes
+	dec   *jsoncap.Scanner // every token and value read is at most maxRecord bytes
 	file  string
 	opt   Options
 	check jsonpos.Scanner // every value decoded passes jsonpos first: a repeated key is an error
 }
 
 func newJSONDoc(br *bufio.Reader, file string, opt Options) *jsonDoc {
-	return &jsonDoc{dec: newJSONScan(br), file: file, opt: opt}
+	return &jsonDoc{dec: jsoncap.New(br, maxRecord, errRecordTooLong), file: file, opt: opt}
 }
 
 // token is dec.Token for one token of at most maxRecord bytes.
 func (d *jsonDoc) token() (json.Token, error) {
-	d.dec.mark()
+	d.dec.Mark()
 	return d.dec.Token()
 }
 
 // more is dec.More, whose look-ahead (white space) is bounded the same way.
 func (d *jsonDoc) more() bool {
-	d.dec.mark()
+	d.dec.Mark()
 	return d.dec.More()
 }
 
@@ -349,9 +350,9 @@ func (d *jsonDoc) syntax(err error) error {
 		return err
 	}
 	if errors.Is(err, errRecordTooLong) {
-		return d.errAt(d.dec.start, "a JSON value longer than %s (the cap of one record, a member skipped or not)", sizeText(maxRecord))
+		return d.errAt(d.dec.Start(), "a JSON value longer than %s (the cap of one record, a member skipped or not)", sizeText(maxRecord))
 	}
-	var se *jsonSyntaxError
+	var se *jsoncap.SyntaxError
 	if errors.As(err, &se) {
 		return d.errAt(se.Offset, "invalid JSON: %v", err)
 	}
@@ -368,7 +369,7 @@ func (d *jsonDoc) syntax(err error) error {
 // decodeRaw decodes the next value as raw bytes and checks it with jsonpos: a
 // repeated key is an error at its place.
 func (d *jsonDoc) decodeRaw() (json.RawMessage, error) {
-	d.dec.mark()
+	d.dec.Mark()
 	raw, err := d.dec.DecodeRaw()
 	if err == nil && int64(len(raw)) > maxRecord {
 		err = errRecordTooLong

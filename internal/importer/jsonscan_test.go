@@ -1,12 +1,8 @@
 package importer
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
 	"runtime"
 	"strings"
@@ -15,104 +11,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// jsonWalk walks in with ops (0: Token, 1: More, 2: Decode into a
-// json.RawMessage; cycled) through one reader's token, more and decode, and
-// writes what each gave, up to the first error.
-func jsonWalk(ops []byte, token func() (json.Token, error), more func() bool, decode func() ([]byte, error), offset func() int64) string {
-	var b strings.Builder
-	if len(ops) == 0 {
-		ops = []byte{0}
-	}
-	for i := 0; i < 200; i++ {
-		var err error
-		switch ops[i%len(ops)] % 3 {
-		case 0:
-			var tok json.Token
-			tok, err = token()
-			if err == nil {
-				fmt.Fprintf(&b, "token %T %v @%d\n", tok, tok, offset())
-			}
-		case 1:
-			fmt.Fprintf(&b, "more %v\n", more())
-		case 2:
-			var raw []byte
-			raw, err = decode()
-			if err == nil {
-				fmt.Fprintf(&b, "raw %q @%d\n", raw, offset())
-			}
-		}
-		if err != nil {
-			var se *json.SyntaxError
-			var me *jsonSyntaxError
-			switch {
-			case errors.As(err, &se):
-				fmt.Fprintf(&b, "syntax error %v\n", se) // its Offset is not the byte's (the scanner's count in the Decoder's buffer)
-			case errors.As(err, &me):
-				fmt.Fprintf(&b, "syntax error %v\n", me)
-			case errors.Is(err, io.ErrUnexpectedEOF):
-				b.WriteString("unexpected EOF\n")
-			case errors.Is(err, io.EOF):
-				b.WriteString("EOF\n")
-			default:
-				fmt.Fprintf(&b, "error %v\n", err)
-			}
-			return b.String()
-		}
-	}
-	return b.String()
-}
-
-func stdJSONWalk(in string, ops []byte) string {
-	dec := json.NewDecoder(strings.NewReader(in))
-	dec.UseNumber()
-	return jsonWalk(ops, dec.Token, dec.More, func() ([]byte, error) {
-		var raw json.RawMessage
-		err := dec.Decode(&raw)
-		return raw, err
-	}, dec.InputOffset)
-}
-
-func ownJSONWalk(in string, ops []byte, size int) string {
-	s := newJSONScan(bufio.NewReaderSize(strings.NewReader(in), size))
-	return jsonWalk(ops, s.Token, s.More, s.DecodeRaw, s.InputOffset)
-}
-
-var jsonSeeds = []struct{ in, ops string }{
-	{`[{"a": 1}, {"b": [1, 2]}]`, "\x00\x01\x02\x01\x02\x01\x00\x00"},
-	{`{"results": {"results": [{"vars": {"q": "x"}}], "x": 1}, "config": {}}`, "\x00\x00\x00\x00\x01\x02\x01\x00\x00\x02\x01\x00\x00\x02\x00"},
-	{`{"q1": {"a": 1.5e3, "b": -0}, "q2": {}}`, "\x00\x01\x00\x02\x01\x00\x02\x01\x00\x00"},
-	{"[\n  {\"user_input\": \"q\"},\n  {\"user_input\" \"q\"}\n]\n", "\x00\x01\x02\x01\x02"},
-	{"[\n  {\"user_input\": \"q\"},\n", "\x00\x01\x02\x01\x00"},
-	{`[1, 2 3]`, "\x00\x02\x02\x02"}, {`[1,,2]`, "\x00\x02\x00"}, {`{"a" 1}`, "\x00\x00\x02"}, {`{"a": 1 "b": 2}`, "\x00\x00\x02\x00"},
-	{`[tru, nul, "a\"]\\", {"]": "["}]`, "\x00\x02\x02"}, {`["a\"]", {"x": "}"}, 12x]`, "\x00\x02\x02\x02\x02"},
-	{`{"a": [1, {"b": "\u00e9\ud83d"}]} {"b": 2}`, "\x02\x00\x00"}, {`]`, "\x00"}, {`}`, "\x02"}, {`:`, "\x00"}, {`,`, "\x00"},
-	{`"\x"`, "\x02"}, {`{"a`, "\x00\x00"}, {`[1`, "\x00\x02"}, {`[-]`, "\x00\x02"}, {`[01]`, "\x00\x02"}, {` 1 2 `, "\x02\x02\x02"},
-	{"\ufeff[]", "\x00"}, {`{"a":1}}`, "\x02\x00"}, {`[{"a":[1}]]`, "\x00\x02"}, {`{1: 2}`, "\x00\x00"}, {`{"a": 1, }`, "\x00\x00\x02\x00"},
-	{`[true, false, null, "s", 1]`, "\x00\x00\x00\x00\x00\x00\x00\x00"},
-}
-
-// jsonScan gives what encoding/json's Decoder gives through Token, More and
-// Decode into a json.RawMessage: the same tokens, values, offsets and syntax
-// errors.
-func TestJSONScanAsDecoder(t *testing.T) {
-	for _, tc := range jsonSeeds {
-		for _, size := range []int{16, 4096} {
-			assert.Equal(t, stdJSONWalk(tc.in, []byte(tc.ops)), ownJSONWalk(tc.in, []byte(tc.ops), size), "%q %q, buffer %d", tc.in, tc.ops, size)
-		}
-	}
-}
-
-// FuzzJSONScan: jsonScan and encoding/json's Decoder agree on any input
-// under the cap and any walk of it, whatever pieces bufio cuts it into.
-func FuzzJSONScan(f *testing.F) {
-	for _, tc := range jsonSeeds {
-		f.Add(tc.in, []byte(tc.ops), uint8(0))
-	}
-	f.Fuzz(func(t *testing.T, in string, ops []byte, size uint8) {
-		require.Equal(t, stdJSONWalk(in, ops), ownJSONWalk(in, ops, 16+int(size)))
-	})
-}
 
 // An 80 MiB ragas element was refused at the 64 MiB cap having held about
 // three times the cap (encoding/json's Decoder doubles its buffer): jsonScan

@@ -1,4 +1,8 @@
-package importer
+// Package jsoncap reads a JSON document token by token and value by value, as
+// encoding/json's Decoder does, but holding at most a cap on one token or
+// value and a constant: the importer's JSON documents, GitLab's pages of
+// notes.
+package jsoncap
 
 import (
 	"bufio"
@@ -9,7 +13,7 @@ import (
 	"strconv"
 )
 
-// jsonScan reads a JSON document (not JSONL) token by token and value by
+// Scanner reads a JSON document (not JSONL) token by token and value by
 // value, as encoding/json's Decoder does through Token, More and Decode into a
 // json.RawMessage (with UseNumber), with the same tokens and the same syntax
 // errors, but bounded while it reads: a token or value of more than max bytes
@@ -20,16 +24,17 @@ import (
 // against the 64 MiB cap).
 //
 // A value's extent is found by counting brackets outside strings, its bytes
-// kept in pieces (linePieces) and joined once whole, then checked by
+// kept in pieces (pieces) and joined once whole, then checked by
 // encoding/json: what is not JSON fails there, at its offset.
-type jsonScan struct {
-	br    *bufio.Reader
-	off   int64 // input offset of the next byte
-	start int64 // input offset where the current read began: the cap counts from it
-	max   int64
-	state int   // as the Decoder's tokenState
-	stack []int // the states of the enclosing arrays and objects
-	value linePieces
+type Scanner struct {
+	br      *bufio.Reader
+	off     int64 // input offset of the next byte
+	start   int64 // input offset where the current read began: the cap counts from it
+	max     int64
+	tooLong error // the error of a token or value over max
+	state   int   // as the Decoder's tokenState
+	stack   []int // the states of the enclosing arrays and objects
+	value   pieces
 }
 
 // The token states of encoding/json's Decoder (stream.go).
@@ -45,28 +50,36 @@ const (
 	jsObjectComma
 )
 
-// jsonSyntaxError is a syntax error at input offset Offset, worded as
+// SyntaxError is a syntax error at input offset Offset, worded as
 // encoding/json words it.
-type jsonSyntaxError struct {
+type SyntaxError struct {
 	msg    string
 	Offset int64
 }
 
-func (e *jsonSyntaxError) Error() string { return e.msg }
+func (e *SyntaxError) Error() string { return e.msg }
 
-func newJSONScan(br *bufio.Reader) *jsonScan { return &jsonScan{br: br, max: maxRecord} }
+// New reads br, each token or value (and the white space before it) at most
+// max bytes from the last Mark: one longer fails with tooLong when its bytes
+// pass the cap.
+func New(br *bufio.Reader, max int64, tooLong error) *Scanner {
+	return &Scanner{br: br, max: max, tooLong: tooLong}
+}
+
+// Start is the input offset of the last Mark.
+func (s *Scanner) Start() int64 { return s.start }
 
 // InputOffset is the offset of the next byte to read.
-func (s *jsonScan) InputOffset() int64 { return s.off }
+func (s *Scanner) InputOffset() int64 { return s.off }
 
-// mark starts a read: the cap counts from here.
-func (s *jsonScan) mark() { s.start = s.off }
+// Mark starts a read: the cap counts from here.
+func (s *Scanner) Mark() { s.start = s.off }
 
 // over reports whether n more bytes would take the current read past the cap.
-func (s *jsonScan) over(n int) bool { return s.off+int64(n)-s.start > s.max }
+func (s *Scanner) over(n int) bool { return s.off+int64(n)-s.start > s.max }
 
 // peek skips white space and returns the next byte.
-func (s *jsonScan) peek() (byte, error) {
+func (s *Scanner) peek() (byte, error) {
 	for {
 		n := max(s.br.Buffered(), 1)
 		b, err := s.br.Peek(n)
@@ -81,7 +94,7 @@ func (s *jsonScan) peek() (byte, error) {
 			i++
 		}
 		if s.over(i) {
-			return 0, errRecordTooLong
+			return 0, s.tooLong
 		}
 		_, _ = s.br.Discard(i)
 		s.off += int64(i)
@@ -92,9 +105,9 @@ func (s *jsonScan) peek() (byte, error) {
 }
 
 // skip consumes the byte peek returned.
-func (s *jsonScan) skip() error {
+func (s *Scanner) skip() error {
 	if s.over(1) {
-		return errRecordTooLong
+		return s.tooLong
 	}
 	_, _ = s.br.Discard(1)
 	s.off++
@@ -102,12 +115,12 @@ func (s *jsonScan) skip() error {
 }
 
 // More reports whether the array or object being read has another element.
-func (s *jsonScan) More() bool {
+func (s *Scanner) More() bool {
 	c, err := s.peek()
 	return err == nil && c != ']' && c != '}'
 }
 
-func (s *jsonScan) valueAllowed() bool {
+func (s *Scanner) valueAllowed() bool {
 	switch s.state {
 	case jsTopValue, jsArrayStart, jsArrayValue, jsObjectValue:
 		return true
@@ -115,7 +128,7 @@ func (s *jsonScan) valueAllowed() bool {
 	return false
 }
 
-func (s *jsonScan) valueEnd() {
+func (s *Scanner) valueEnd() {
 	switch s.state {
 	case jsArrayStart, jsArrayValue:
 		s.state = jsArrayComma
@@ -124,12 +137,12 @@ func (s *jsonScan) valueEnd() {
 	}
 }
 
-func (s *jsonScan) pop() {
+func (s *Scanner) pop() {
 	s.state = s.stack[len(s.stack)-1]
 	s.stack = s.stack[:len(s.stack)-1]
 }
 
-func (s *jsonScan) tokenError(c byte) error {
+func (s *Scanner) tokenError(c byte) error {
 	var context string
 	switch s.state {
 	case jsTopValue, jsArrayStart, jsArrayValue, jsObjectValue:
@@ -143,7 +156,7 @@ func (s *jsonScan) tokenError(c byte) error {
 	case jsObjectComma:
 		context = " after object key:value pair"
 	}
-	return &jsonSyntaxError{"invalid character " + quoteChar(c) + context, s.off}
+	return &SyntaxError{"invalid character " + quoteChar(c) + context, s.off}
 }
 
 // quoteChar is encoding/json's: a byte as its messages quote it.
@@ -160,7 +173,7 @@ func quoteChar(c byte) string {
 
 // Token is the Decoder's Token: a json.Delim, a key or a value (a string,
 // json.Number, bool or nil), the commas and colons checked and skipped.
-func (s *jsonScan) Token() (json.Token, error) {
+func (s *Scanner) Token() (json.Token, error) {
 	for {
 		c, err := s.peek()
 		if err != nil {
@@ -256,7 +269,7 @@ func (s *jsonScan) Token() (json.Token, error) {
 
 // DecodeRaw is the Decoder's Decode into a json.RawMessage: the next value's
 // bytes (valid only until the next read).
-func (s *jsonScan) DecodeRaw() ([]byte, error) {
+func (s *Scanner) DecodeRaw() ([]byte, error) {
 	switch s.state {
 	case jsArrayComma:
 		c, err := s.peek()
@@ -264,7 +277,7 @@ func (s *jsonScan) DecodeRaw() ([]byte, error) {
 			return nil, err
 		}
 		if c != ',' {
-			return nil, &jsonSyntaxError{"expected comma after array element", s.off}
+			return nil, &SyntaxError{"expected comma after array element", s.off}
 		}
 		if err := s.skip(); err != nil {
 			return nil, err
@@ -276,7 +289,7 @@ func (s *jsonScan) DecodeRaw() ([]byte, error) {
 			return nil, err
 		}
 		if c != ':' {
-			return nil, &jsonSyntaxError{"expected colon after object key", s.off}
+			return nil, &SyntaxError{"expected colon after object key", s.off}
 		}
 		if err := s.skip(); err != nil {
 			return nil, err
@@ -284,7 +297,7 @@ func (s *jsonScan) DecodeRaw() ([]byte, error) {
 		s.state = jsObjectValue
 	}
 	if !s.valueAllowed() {
-		return nil, &jsonSyntaxError{"not at beginning of value", s.off}
+		return nil, &SyntaxError{"not at beginning of value", s.off}
 	}
 	raw, _, err := s.readValue()
 	if err != nil {
@@ -300,7 +313,7 @@ func unmarshalAt(raw []byte, start int64, v any) error {
 	err := json.Unmarshal(raw, v)
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
-		return &jsonSyntaxError{se.Error(), start + se.Offset - 1}
+		return &SyntaxError{se.Error(), start + se.Offset - 1}
 	}
 	return err
 }
@@ -312,7 +325,7 @@ func unmarshalAt(raw []byte, start int64, v any) error {
 // byte, to the first byte that does not continue it (left unread). The input
 // ending inside a value is io.ErrUnexpectedEOF, unless a syntax error came
 // first.
-func (s *jsonScan) readValue() ([]byte, int64, error) {
+func (s *Scanner) readValue() ([]byte, int64, error) {
 	first, err := s.peek()
 	if err != nil {
 		return nil, 0, err
@@ -333,7 +346,7 @@ func (s *jsonScan) readValue() ([]byte, int64, error) {
 				raw := append(s.value.join(), 0)
 				var se *json.SyntaxError
 				if errors.As(json.Unmarshal(raw, new(json.RawMessage)), &se) && se.Offset < int64(len(raw)) {
-					return nil, 0, &jsonSyntaxError{se.Error(), start + se.Offset - 1}
+					return nil, 0, &SyntaxError{se.Error(), start + se.Offset - 1}
 				}
 				err = io.ErrUnexpectedEOF
 			}
@@ -363,7 +376,7 @@ func (s *jsonScan) readValue() ([]byte, int64, error) {
 			}
 		}
 		if s.over(i) {
-			return nil, 0, errRecordTooLong
+			return nil, 0, s.tooLong
 		}
 		s.value.add(b[:i])
 		_, _ = s.br.Discard(i)
@@ -373,16 +386,16 @@ func (s *jsonScan) readValue() ([]byte, int64, error) {
 	if !json.Valid(raw) {
 		var se *json.SyntaxError
 		if err := json.Unmarshal(raw, new(json.RawMessage)); errors.As(err, &se) {
-			return nil, 0, &jsonSyntaxError{se.Error(), start + se.Offset - 1}
+			return nil, 0, &SyntaxError{se.Error(), start + se.Offset - 1}
 		}
-		return nil, 0, &jsonSyntaxError{"invalid JSON", start}
+		return nil, 0, &SyntaxError{"invalid JSON", start}
 	}
 	return raw, start, nil
 }
 
 // join is the value read, its pieces joined; a large one is not kept for the
 // next value.
-func (s *jsonScan) join() []byte {
+func (s *Scanner) join() []byte {
 	raw := s.value.join()
 	if len(raw) > 1<<20 {
 		s.value.line = nil
@@ -404,7 +417,7 @@ const (
 )
 
 // readScalar reads a number or a literal starting with first, at start.
-func (s *jsonScan) readScalar(first byte, start int64) ([]byte, int64, error) {
+func (s *Scanner) readScalar(first byte, start int64) ([]byte, int64, error) {
 	st, word := jsNeg, ""
 	switch {
 	case first == '-':
@@ -419,7 +432,7 @@ func (s *jsonScan) readScalar(first byte, start int64) ([]byte, int64, error) {
 	case first == 'n':
 		st, word = jsWord, "null"
 	default:
-		return nil, 0, &jsonSyntaxError{"invalid character " + quoteChar(first) + " looking for beginning of value", start}
+		return nil, 0, &SyntaxError{"invalid character " + quoteChar(first) + " looking for beginning of value", start}
 	}
 	n := 1 // bytes of the value read (the first)
 	if err := s.skip(); err != nil {
@@ -502,10 +515,10 @@ func (s *jsonScan) readScalar(first byte, start int64) ([]byte, int64, error) {
 		}
 		if bad != "" {
 			i--
-			return nil, 0, &jsonSyntaxError{"invalid character " + quoteChar(b[i]) + " " + bad, s.off + int64(i)}
+			return nil, 0, &SyntaxError{"invalid character " + quoteChar(b[i]) + " " + bad, s.off + int64(i)}
 		}
 		if s.over(i) {
-			return nil, 0, errRecordTooLong
+			return nil, 0, s.tooLong
 		}
 		s.value.add(b[:i])
 		_, _ = s.br.Discard(i)
@@ -514,4 +527,46 @@ func (s *jsonScan) readScalar(first byte, start int64) ([]byte, int64, error) {
 			return s.join(), start, nil
 		}
 	}
+}
+
+// pieces is a value read in pieces (bufio's buffer at a time), joined once
+// whole.
+type pieces struct {
+	bufs [][]byte // bufs[:used] hold the value's pieces
+	used int
+	n    int64  // the value's bytes so far
+	line []byte // the joined value, its buffer kept from value to value
+}
+
+func (p *pieces) reset() { p.used, p.n = 0, 0 }
+
+// add copies b, a piece of the value.
+func (p *pieces) add(b []byte) {
+	if p.used == len(p.bufs) {
+		p.bufs = append(p.bufs, make([]byte, 0, max(len(b), 4<<10)))
+	}
+	buf := p.bufs[p.used]
+	if cap(buf) < len(b) {
+		buf = make([]byte, 0, len(b))
+	}
+	p.bufs[p.used] = append(buf[:0], b...)
+	p.used++
+	p.n += int64(len(b))
+}
+
+// join is the value, its pieces one after the other; the pieces' buffers are
+// then given up when the value is large, so that they are not held beside it.
+func (p *pieces) join() []byte {
+	if int64(cap(p.line)) < p.n {
+		p.line = make([]byte, 0, p.n)
+	}
+	p.line = p.line[:0]
+	for _, b := range p.bufs[:p.used] {
+		p.line = append(p.line, b...)
+	}
+	if p.n > 1<<20 {
+		p.bufs = nil
+	}
+	p.used = 0
+	return p.line
 }
