@@ -19,6 +19,7 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
+	"github.com/retrieval-gate/retrieval-gate/internal/jsoncap"
 )
 
 // Kind is what a format converts to.
@@ -196,7 +197,7 @@ func Errorf(file string, line int, format string, args ...any) *Error {
 // copies at once, the ones left behind not yet collected: 270 MB for an
 // 80 MiB line against the 64 MiB cap.)
 func lines(ctx context.Context, br *bufio.Reader, file string, fn func(n int, line []byte) error) error {
-	var long linePieces
+	var long jsoncap.Pieces // a long line's pieces
 	for n := 1; ; n++ {
 		if n%4096 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -205,16 +206,16 @@ func lines(ctx context.Context, br *bufio.Reader, file string, fn func(n int, li
 		}
 		b, err := br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
-			long.reset()
-			long.add(b)
+			long.Reset()
+			long.Add(b)
 			for errors.Is(err, bufio.ErrBufferFull) {
 				b, err = br.ReadSlice('\n')
-				long.add(b)
-				if long.n > maxRecord+2 { // more than the cap, a CR and the newline
+				long.Add(b)
+				if long.Len() > maxRecord+2 { // more than the cap, a CR and the newline
 					return Errorf(file, n, "line longer than %s (the cap of one record)", sizeText(maxRecord))
 				}
 			}
-			b = long.join()
+			b = long.Join()
 		}
 		if err != nil && !errors.Is(err, io.EOF) {
 			return err
@@ -242,49 +243,6 @@ func lines(ctx context.Context, br *bufio.Reader, file string, fn func(n int, li
 			return nil
 		}
 	}
-}
-
-// linePieces is a long line read in pieces (lines): each piece in a buffer
-// of its own, the buffers kept from line to line, and the line joined once.
-type linePieces struct {
-	bufs [][]byte // bufs[:used] hold the line's pieces
-	used int
-	n    int64  // the line's bytes so far
-	line []byte // the joined line, its buffer kept from line to line
-}
-
-func (p *linePieces) reset() { p.used, p.n = 0, 0 }
-
-// add copies b, a piece of the line.
-func (p *linePieces) add(b []byte) {
-	if p.used == len(p.bufs) {
-		p.bufs = append(p.bufs, make([]byte, 0, max(len(b), 4<<10)))
-	}
-	buf := p.bufs[p.used]
-	if cap(buf) < len(b) {
-		buf = make([]byte, 0, len(b))
-	}
-	p.bufs[p.used] = append(buf[:0], b...)
-	p.used++
-	p.n += int64(len(b))
-}
-
-// join is the line, its pieces one after the other; the pieces' buffers are
-// then given up when the line is large, so that they are not held beside it
-// while it is converted.
-func (p *linePieces) join() []byte {
-	if int64(cap(p.line)) < p.n {
-		p.line = make([]byte, 0, p.n)
-	}
-	p.line = p.line[:0]
-	for _, b := range p.bufs[:p.used] {
-		p.line = append(p.line, b...)
-	}
-	if p.n > 1<<20 {
-		p.bufs = nil
-	}
-	p.used = 0
-	return p.line
 }
 
 func trimBOM(b []byte) []byte {

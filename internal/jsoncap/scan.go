@@ -34,7 +34,7 @@ type Scanner struct {
 	tooLong error // the error of a token or value over max
 	state   int   // as the Decoder's tokenState
 	stack   []int // the states of the enclosing arrays and objects
-	value   pieces
+	value   Pieces
 }
 
 // The token states of encoding/json's Decoder (stream.go).
@@ -331,7 +331,7 @@ func (s *Scanner) readValue() ([]byte, int64, error) {
 		return nil, 0, err
 	}
 	start := s.off
-	s.value.reset()
+	s.value.Reset()
 	if first != '{' && first != '[' && first != '"' {
 		return s.readScalar(first, start)
 	}
@@ -343,7 +343,7 @@ func (s *Scanner) readValue() ([]byte, int64, error) {
 			if err == nil || errors.Is(err, io.EOF) {
 				// A syntax error before the end is the error; else the
 				// document ended inside the value.
-				raw := append(s.value.join(), 0)
+				raw := append(s.value.Join(), 0)
 				var se *json.SyntaxError
 				if errors.As(json.Unmarshal(raw, new(json.RawMessage)), &se) && se.Offset < int64(len(raw)) {
 					return nil, 0, &SyntaxError{se.Error(), start + se.Offset - 1}
@@ -378,7 +378,7 @@ func (s *Scanner) readValue() ([]byte, int64, error) {
 		if s.over(i) {
 			return nil, 0, s.tooLong
 		}
-		s.value.add(b[:i])
+		s.value.Add(b[:i])
 		_, _ = s.br.Discard(i)
 		s.off += int64(i)
 	}
@@ -396,7 +396,7 @@ func (s *Scanner) readValue() ([]byte, int64, error) {
 // join is the value read, its pieces joined; a large one is not kept for the
 // next value.
 func (s *Scanner) join() []byte {
-	raw := s.value.join()
+	raw := s.value.Join()
 	if len(raw) > 1<<20 {
 		s.value.line = nil
 	}
@@ -438,7 +438,7 @@ func (s *Scanner) readScalar(first byte, start int64) ([]byte, int64, error) {
 	if err := s.skip(); err != nil {
 		return nil, 0, err
 	}
-	s.value.add([]byte{first})
+	s.value.Add([]byte{first})
 	digit := func(c byte) bool { return c >= '0' && c <= '9' }
 	for {
 		b, err := s.br.Peek(max(s.br.Buffered(), 1))
@@ -520,7 +520,7 @@ func (s *Scanner) readScalar(first byte, start int64) ([]byte, int64, error) {
 		if s.over(i) {
 			return nil, 0, s.tooLong
 		}
-		s.value.add(b[:i])
+		s.value.Add(b[:i])
 		_, _ = s.br.Discard(i)
 		s.off += int64(i)
 		if end {
@@ -529,19 +529,25 @@ func (s *Scanner) readScalar(first byte, start int64) ([]byte, int64, error) {
 	}
 }
 
-// pieces is a value read in pieces (bufio's buffer at a time), joined once
-// whole.
-type pieces struct {
+// Pieces is a value (or a line) read in pieces, bufio's buffer at a time,
+// and joined once whole: each piece is copied into a buffer of its own, the
+// buffers kept from value to value, so a value over a cap is refused having
+// held the cap and a piece, not the doublings of an append.
+type Pieces struct {
 	bufs [][]byte // bufs[:used] hold the value's pieces
 	used int
 	n    int64  // the value's bytes so far
 	line []byte // the joined value, its buffer kept from value to value
 }
 
-func (p *pieces) reset() { p.used, p.n = 0, 0 }
+// Reset starts the next value.
+func (p *Pieces) Reset() { p.used, p.n = 0, 0 }
 
-// add copies b, a piece of the value.
-func (p *pieces) add(b []byte) {
+// Len is the number of bytes added since Reset.
+func (p *Pieces) Len() int64 { return p.n }
+
+// Add copies b, a piece of the value.
+func (p *Pieces) Add(b []byte) {
 	if p.used == len(p.bufs) {
 		p.bufs = append(p.bufs, make([]byte, 0, max(len(b), 4<<10)))
 	}
@@ -554,9 +560,10 @@ func (p *pieces) add(b []byte) {
 	p.n += int64(len(b))
 }
 
-// join is the value, its pieces one after the other; the pieces' buffers are
-// then given up when the value is large, so that they are not held beside it.
-func (p *pieces) join() []byte {
+// Join is the value, its pieces one after the other (valid until the next
+// Join); the pieces' buffers are then given up when the value is large, so
+// that they are not held beside it.
+func (p *Pieces) Join() []byte {
 	if int64(cap(p.line)) < p.n {
 		p.line = make([]byte, 0, p.n)
 	}
