@@ -158,13 +158,16 @@ func TestRunDuplicatePrecedence(t *testing.T) {
 }
 
 // TestIDsReadAgain: a regular file's case ids are read again by line, from
-// the offset the file was at (blank lines counted, as the stream counts
-// them); a reader that is not a regular file gives nil (its ids are kept).
+// the offset the file was at (blank lines, white space only included, counted
+// as the stream counts them); a reader that is not a regular file gives nil
+// (its ids are kept). Each part was checked by undoing it: the offset, the
+// skip of a line longer than the buffer, the BOM, the white-space line and
+// the id's clone each fail a case here.
 func TestIDsReadAgain(t *testing.T) {
 	ctx := context.Background()
 	path := t.TempDir() + "/cases.jsonl"
 	const before = "{\"id\": \"skipped\"}\n"
-	body := "\n{\"id\": \"a\"}\n\n\n{\"id\": \"b\\u00e9\", \"query\": \"q\"}\r\n{\"id\": \"c\"}"
+	body := "\n{\"id\": \"a\"}\n\n \t\r\n{\"id\": \"b\\u00e9\", \"query\": \"q\"}\r\n{\"id\": \"c\"}"
 	require.NoError(t, os.WriteFile(path, []byte(before+body), 0o600))
 	f, err := os.Open(path)
 	require.NoError(t, err)
@@ -175,7 +178,7 @@ func TestIDsReadAgain(t *testing.T) {
 	require.NotNil(t, idAt)
 	_, err = io.Copy(io.Discard, f) // the stream's own reads move the offset
 	require.NoError(t, err)
-	for line, want := range map[int]string{2: "a", 5: "bé", 6: "c", 1: "", 3: "", 7: ""} {
+	for line, want := range map[int]string{2: "a", 5: "bé", 6: "c", 1: "", 3: "", 4: "", 7: ""} {
 		id, err := idAt(line)
 		require.NoError(t, err)
 		assert.Equal(t, want, id, "line %d", line)
