@@ -92,6 +92,10 @@ func TestRateLimitRules(t *testing.T) {
 			budget: 12 * time.Minute, waits: []span{minute, twoMinutes, fourMinutes}, kind: KindRateLimited,
 			err: []string{"429", "without saying how long to wait"},
 		},
+		// The repeats are the rate limits', not the attempts: a 502 before
+		// the first 429 does not double its minute.
+		{name: "a 502, then a 429: the backoff, then the first rate limit's minute", faults: []githubtest.Fault{githubtest.ServerError(http.MethodGet, 502), fault(429, nil, "")},
+			waits: []span{{250 * time.Millisecond, 500 * time.Millisecond}, minute}},
 		{name: "403 without rate-limit headers or message: not a rate limit, not retried", faults: []githubtest.Fault{fault(403, map[string]string{"X-RateLimit-Remaining": "4999"}, `{"message":"Resource not accessible by integration"}`)},
 			err: []string{"403 Resource not accessible by integration"}, kind: KindForbidden},
 	}
