@@ -227,7 +227,7 @@ func (a *Actions) Warning(msg string) { a.command("warning", msg, nil) }
 // Notice prints a ::notice::.
 func (a *Actions) Notice(msg string) { a.command("notice", msg, nil) }
 
-// command issues a workflow command, the one writer of every ::error::,
+// command prints a workflow command, the one writer of every ::error::,
 // ::warning:: and ::notice:: the tool prints (Warning, Notice, Annotate; the
 // other commands are the mask and the file commands); the message is never
 // used as a format string. The message and the properties carry data (ids,
