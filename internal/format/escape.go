@@ -158,10 +158,25 @@ func SanitizeText(s string) string {
 // characters, soft hyphens: see invisible) become a visible (U+XXXX), as in
 // SanitizeText and EscapeMarkdown, so a file name cannot make the line read
 // other than it is. Invalid UTF-8 becomes U+FFFD.
-func Clean(s string) string {
+func Clean(s string) string { return escapeText(s, false) }
+
+// Visible is s as Clean writes it but for its line ends and tabs ("\n", "\r"
+// and "\t" stay as they are): for a text that may span lines and is still
+// read in a log, a workflow command's message (whose escaping carries its line
+// ends as %0A) and an annotation's fields. The other control characters
+// (an ANSI escape's \x1b, U+0085) and the line and paragraph separators are
+// written as escapes, and invisible characters (bidi controls: the embeddings
+// and overrides U+202A–U+202E, the isolates U+2066–U+2069, the marks U+200E,
+// U+200F and U+061C; zero-width characters, soft hyphens: see invisible) become
+// a visible (U+XXXX), so no data can make the line read otherwise than it
+// says. Invalid UTF-8 becomes U+FFFD.
+func Visible(s string) string { return escapeText(s, true) }
+
+// escapeText is Clean, or with lines Visible.
+func escapeText(s string, lines bool) string {
 	prev := rune(-1)
 	if !strings.ContainsFunc(s, func(r rune) bool {
-		bad := lineBreaking(r) || r == utf8.RuneError || invisible(prev, r)
+		bad := (lineBreaking(r) && !(lines && lineKept(r))) || r == utf8.RuneError || invisible(prev, r)
 		prev = r
 		return bad
 	}) {
@@ -171,6 +186,8 @@ func Clean(s string) string {
 	prev = -1
 	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
 		switch {
+		case lines && lineKept(r):
+			b.WriteRune(r)
 		case r == '\n':
 			b.WriteString(`\n`)
 		case r == '\r':
@@ -188,6 +205,9 @@ func Clean(s string) string {
 	}
 	return b.String()
 }
+
+// lineKept: the line ends and the tab Visible keeps.
+func lineKept(r rune) bool { return r == '\n' || r == '\r' || r == '\t' }
 
 // lineBreaking: the control characters and the line and paragraph separators,
 // which the escapers never write as they are.

@@ -381,3 +381,24 @@ func TestCaseGold(t *testing.T) {
 	assert.Equal(t, `case en-2: gold id ""`, CaseGold("en-2", ""))
 	assert.Equal(t, `case x(U+202E) y: gold id "g(U+2066) \ "`, CaseGold("x\u202E\ny", "g\u2066\x1b\\\n"))
 }
+
+// Visible is Clean for a text that may span lines (a workflow command's
+// message): its line ends and tabs stay, every other control character and
+// the line and paragraph separators are escapes, and the bidi controls and
+// the other invisible characters are shown.
+func TestVisible(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"plain", "plain"},
+		{"two\nlines\r\nand\ta tab", "two\nlines\r\nand\ta tab"},
+		{"\u202A\u202B\u202C\u202D\u202E\u2066\u2067\u2068\u2069\u200E\u200F\u061C", "(U+202A)(U+202B)(U+202C)(U+202D)(U+202E)(U+2066)(U+2067)(U+2068)(U+2069)(U+200E)(U+200F)(U+061C)"},
+		{"GitHub answered 403 \u202Eerutangis dab", "GitHub answered 403 (U+202E)erutangis dab"},
+		{"\x1b[8mhidden\x1b[0m\x00\u0085\u2028\u2029", `\x1b[8mhidden\x1b[0m\x00\x85\u2028\u2029`},
+		{"zero\u200Bwidth\u00AD", "zero(U+200B)width(U+00AD)"},
+		{"naïve ⚠️ 漢字", "naïve ⚠️ 漢字"},
+		{"bad\xffutf8", "bad\uFFFDutf8"},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, Visible(tt.in), "%q", tt.in)
+		assert.Equal(t, Clean(tt.in), Clean(Visible(tt.in)), "Clean of Visible is Clean: %q", tt.in)
+	}
+}

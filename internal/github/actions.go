@@ -227,22 +227,22 @@ func (a *Actions) Warning(msg string) { a.command("warning", msg, nil) }
 // Notice prints a ::notice::.
 func (a *Actions) Notice(msg string) { a.command("notice", msg, nil) }
 
-// command issues a workflow command; the message is never used as a format
-// string. The message and the properties carry data (ids, keys, file names):
-// "##[", the runner's legacy syntax, which it finds anywhere in a line, gets
-// its backslash there as in every other line the commands print (guard.Text;
-// the command's escaping turns line ends into %0A, so the whole command is one
-// line).
+// command prints a workflow command, the one writer of every ::error::,
+// ::warning:: and ::notice:: the tool prints (Warning, Notice, Annotate; the
+// other commands are the mask and the file commands); the message is never
+// used as a format string. The message and the properties carry data (ids,
+// keys, file names, a server's error text), and each goes through
+// CommandText.
 func (a *Actions) command(level, msg string, fields map[string]string) {
 	if !a.InActions {
 		return
 	}
-	msg = guard.Text(msg)
+	msg = CommandText(msg)
 	g := a.gha
 	if len(fields) > 0 {
 		guarded := make(map[string]string, len(fields))
 		for k, v := range fields {
-			guarded[k] = guard.Text(v)
+			guarded[k] = CommandText(v)
 		}
 		g = g.WithFieldsMap(guarded)
 	}
@@ -255,6 +255,18 @@ func (a *Actions) command(level, msg string, fields map[string]string) {
 		g.Noticef("%s", msg)
 	}
 }
+
+// CommandText is s as a workflow command writes it, its message or a
+// property: bidi controls and the other invisible characters become a
+// visible (U+XXXX), an ANSI escape and the other control characters but the
+// line ends and the tab an escape (format.Visible: a server's error text
+// holding U+202E cannot make the log line read otherwise than it says), and
+// then "##[", the runner's legacy syntax, which it finds anywhere in a line,
+// gets its backslash there as in every other line the commands print
+// (guard.Text; the command's escaping turns line ends into %0A, so the whole
+// command is one line). A check run's annotations take format.Visible alone
+// (publish's fitAnnotation): they are no log line.
+func CommandText(s string) string { return guard.Text(format.Visible(s)) }
 
 // Annotation is a problem located in a file, shown on the PR's diff and the run page.
 type Annotation struct {

@@ -125,7 +125,8 @@ func TestCommandsGuardLegacySyntax(t *testing.T) {
 	a.Notice("##[endgroup]")
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	require.Len(t, lines, 3)
-	assert.Equal(t, "::error file=##\\[error]f.jsonl,line=1,title=t ##\\[warning]t::duplicate key \"##\\[error]x\", #\u200b#\\[group]y", lines[0])
+	// The zero-width space is shown (CommandText), and "#(U+200B)#[" is no command.
+	assert.Equal(t, "::error file=##\\[error]f.jsonl,line=1,title=t ##\\[warning]t::duplicate key \"##\\[error]x\", #(U+200B)#[group]y", lines[0])
 	assert.Equal(t, `::warning::unknown id ##\[stop-commands]z`, lines[1])
 	assert.Equal(t, `::notice::##\[endgroup]`, lines[2])
 	for _, l := range lines {

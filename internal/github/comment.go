@@ -79,7 +79,18 @@ type Client struct {
 // DefaultPolicy is the GitHub client's: 4 attempts, backoff from 500 ms, 30 s per
 // request, 3 minutes in all (a Retry-After: 45 fits; a reset an hour away does not
 // and gives up at once); a POST that failed with 5xx is not re-sent blindly.
+// A rate limit (a 403 or 429 with GitHub's rate-limit headers or its
+// secondary-rate-limit message, or any 429) is waited for by GitHub's rules
+// ("Rate limits for the REST API", "Exceeding the rate limit"; "Best practices
+// for using the REST API", "Handle rate limit errors appropriately"): the
+// Retry-After's seconds; else, with X-RateLimit-Remaining 0, until
+// X-RateLimit-Reset; else at least a minute, doubling with each repeat (1, 2,
+// then 4 minutes, each with up to a quarter more of jitter), which the budget
+// ends: the second such wait does not fit the 3 minutes, and the request gives
+// up saying so (the baseline artifact's and the history branch's clients,
+// with their longer budgets, wait more of them).
 var DefaultPolicy = httpretry.Policy{Attempts: 4, BaseDelay: 500 * time.Millisecond, MaxDelay: 8 * time.Second,
+	RateLimitBase: time.Minute, RateLimitMax: 4 * time.Minute, RateLimitFloor: true,
 	Timeout: 30 * time.Second, Budget: 3 * time.Minute, NonIdempotentPOST: true}
 
 // Endpoints are where the API answers: REST is GITHUB_API_URL

@@ -8,12 +8,16 @@
 //     each pause of the body, not the whole body. All attempts and waits of one request share a total budget
 //     (Policy.Budget): a wait that would overrun it is not started, the request
 //     gives up at once with a *RateLimitError or the last answer.
-//   - A 429 that says no wait backs off from Policy.RateLimitBase to
-//     RateLimitMax (a server whose limits reset per minute: GitLab), else as
-//     the other retries. Every wait ends when the request's context is done.
+//   - A rate limit that says no wait (a plain 429; GitHub's secondary-rate-limit
+//     body, or an exhausted X-RateLimit-Remaining without its reset, on a 403
+//     or a 429) backs off from Policy.RateLimitBase doubling to RateLimitMax
+//     with each repeat (a server whose limits reset per minute: GitLab; GitHub,
+//     whose floor is a minute: RateLimitFloor), else as the other retries; a
+//     GitHub one waits at least a minute whatever the policy. Every wait ends
+//     when the request's context is done.
 //   - Retried: 429 and rate-limit 403s (Retry-After, X-RateLimit-Remaining: 0 with
 //     X-RateLimit-Reset, GitHub's secondary-rate-limit body on a 403 or a 429,
-//     a minute without Retry-After; a 429 with GitLab's RateLimit-Reset or
+//     a minute or more without Retry-After; a 429 with GitLab's RateLimit-Reset or
 //     RateLimit-ResetTime and no RateLimit-Remaining other than 0, until that
 //     reset) for every method, since
 //     the server did not act on the request (but a 503 of a NonIdempotentPOST POST is
@@ -59,12 +63,21 @@ type Policy struct {
 	// Budget bounds all attempts and waits of one request; <= 0 means
 	// Attempts·Timeout plus DefaultBudget of waiting.
 	Budget time.Duration
-	// RateLimitBase and RateLimitMax are the backoff of a 429 that says no
-	// wait (no Retry-After, no exhausted X-RateLimit-Remaining with its
-	// reset, no RateLimit-Reset or RateLimit-ResetTime), as BaseDelay and MaxDelay are of the other retries, for a
-	// server whose limits are counted per period: GitLab's per minute. 0 is
-	// BaseDelay and MaxDelay.
+	// RateLimitBase and RateLimitMax are the backoff of a rate limit that
+	// says no wait (a 429 without Retry-After, without an exhausted
+	// X-RateLimit-Remaining with its reset, without RateLimit-Reset or
+	// RateLimit-ResetTime; GitHub's secondary-rate-limit body; an exhausted
+	// X-RateLimit-Remaining whose X-RateLimit-Reset is missing or not a
+	// number), as BaseDelay and MaxDelay are of the other retries, for a
+	// server whose limits are counted per period: GitLab's per minute. The
+	// n-th such answer of a request waits RateLimitBase·2^(n-1), capped at
+	// RateLimitMax. 0 is BaseDelay and MaxDelay.
 	RateLimitBase, RateLimitMax time.Duration
+	// RateLimitFloor makes that wait a floor: the jitter adds up to a
+	// quarter above it, where it otherwise takes up to half below it
+	// (GitHub: "wait for at least one minute before retrying", then "an
+	// exponentially increasing amount of time").
+	RateLimitFloor bool
 	// NonIdempotentPOST: a POST may have acted even when it failed (GitHub creates a
 	// comment, a provider a paid batch), so it is retried only on rate limits (429,
 	// a rate-limit 403) and when the connection was never made, never on a 5xx or
@@ -134,12 +147,28 @@ func (p Policy) backoff(n int) time.Duration {
 // backoff is the wait before retry n (1-based): base·2^(n-1) capped at most,
 // with full jitter on its upper half.
 func backoff(n int, base, most time.Duration) time.Duration {
+	d := doubled(n, base, most)
+	return d/2 + time.Duration(rand.Int64N(int64(d/2)+1))
+}
+
+// doubled is base·2^(n-1) capped at most.
+func doubled(n int, base, most time.Duration) time.Duration {
 	d := base
 	for i := 1; i < n && d < most; i++ {
 		d *= 2
 	}
-	d = min(d, most)
-	return d/2 + time.Duration(rand.Int64N(int64(d/2)+1))
+	return min(d, most)
+}
+
+// rateLimitBackoff is the wait of the n-th (1-based) rate limit of a request
+// that says no wait: RateLimitBase·2^(n-1) capped at RateLimitMax, with
+// jitter on its upper half, or, with RateLimitFloor, up to a quarter above it.
+func (p Policy) rateLimitBackoff(n int) time.Duration {
+	if !p.RateLimitFloor {
+		return backoff(n, p.RateLimitBase, p.RateLimitMax)
+	}
+	d := doubled(n, p.RateLimitBase, p.RateLimitMax)
+	return d + time.Duration(rand.Int64N(int64(d/4)+1))
 }
 
 func idempotent(method string) bool {
@@ -184,10 +213,14 @@ type decision struct {
 	retry     bool
 	wait      time.Duration
 	rateLimit *RateLimitError // set when the answer is a rate limit
+	// backedOff: a rate limit that said no wait, whose wait is the policy's
+	// (rateLimitBackoff), not the server's.
+	backedOff bool
 }
 
-// decide classifies an answer (resp, or err when there was none).
-func (p Policy) decide(req *http.Request, resp *http.Response, err error, attempt int) decision {
+// decide classifies an answer (resp, or err when there was none); limited is
+// how many rate limits that said no wait the request had before it.
+func (p Policy) decide(req *http.Request, resp *http.Response, err error, attempt, limited int) decision {
 	safe := idempotent(req.Method) || safeRetryOf(req.Context())
 	if err != nil {
 		if req.Context().Err() != nil {
@@ -213,10 +246,21 @@ func (p Policy) decide(req *http.Request, resp *http.Response, err error, attemp
 			}
 			return decision{retry: d <= maxPlausibleWait, wait: d, rateLimit: rl}
 		}
+		exhausted := ""
 		if st != http.StatusServiceUnavailable && resp.Header.Get("X-RateLimit-Remaining") == "0" {
-			d, reset, why := rateLimitReset(resp.Header.Get("X-RateLimit-Reset"), now)
-			rl := &RateLimitError{Status: st, Wait: d, Reset: reset, Why: why}
-			return decision{retry: d > 0, wait: d, rateLimit: rl}
+			v := resp.Header.Get("X-RateLimit-Reset")
+			if allDigits(strings.TrimSpace(v)) {
+				d, reset, why := rateLimitReset(v, now)
+				rl := &RateLimitError{Status: st, Wait: d, Reset: reset, Why: why}
+				return decision{retry: d > 0, wait: d, rateLimit: rl}
+			}
+			// No reset to wait for: GitHub's rule for a rate limit that
+			// says no wait applies ("Rate limits for the REST API",
+			// "Exceeding the rate limit": otherwise at least a minute).
+			exhausted = "the rate limit is exhausted and gives no X-RateLimit-Reset"
+			if strings.TrimSpace(v) != "" {
+				exhausted = fmt.Sprintf("the rate limit is exhausted and X-RateLimit-Reset %s is not a time", headerValue(strings.TrimSpace(v)))
+			}
 		}
 		if st == http.StatusTooManyRequests {
 			if d, reset, why, ok := resetOf(resp.Header, now); ok {
@@ -224,16 +268,23 @@ func (p Policy) decide(req *http.Request, resp *http.Response, err error, attemp
 				return decision{retry: d > 0, wait: d, rateLimit: rl}
 			}
 		}
-		if st != http.StatusServiceUnavailable && secondaryRateLimited(resp) {
-			// GitHub's secondary rate limit answers 403 or 429, and asks for
-			// at least a minute when it gives no Retry-After ("Rate limits
-			// for the REST API", "Exceeding the secondary rate limit").
-			return decision{retry: true, wait: time.Minute, rateLimit: &RateLimitError{Status: st, Wait: time.Minute, Reset: now.Add(time.Minute),
-				Why: "GitHub's secondary rate limit, which asks for a wait of at least a minute"}}
+		// A rate limit that says no wait: the policy's backoff
+		// (rateLimitBackoff), growing with each repeat. GitHub's secondary
+		// rate limit answers 403 or 429, and asks for at least a minute when
+		// it gives no Retry-After, then an exponentially increasing wait
+		// ("Rate limits for the REST API", "Exceeding the rate limit"), as
+		// does an exhausted X-RateLimit-Remaining without its reset.
+		why, least := exhausted, time.Minute
+		switch {
+		case why != "":
+		case st != http.StatusServiceUnavailable && secondaryRateLimited(resp):
+			why = "GitHub's secondary rate limit, which asks for a wait of at least a minute"
+		case st == http.StatusTooManyRequests:
+			why, least = "the server answered 429 Too Many Requests without saying how long to wait", 0
 		}
-		if st == http.StatusTooManyRequests {
-			d := backoff(attempt, p.RateLimitBase, p.RateLimitMax)
-			return decision{retry: true, wait: d, rateLimit: &RateLimitError{Status: st, Why: "the server answered 429 Too Many Requests without saying how long to wait"}}
+		if why != "" {
+			d := max(p.rateLimitBackoff(limited+1), least)
+			return decision{retry: true, wait: d, backedOff: true, rateLimit: &RateLimitError{Status: st, Wait: d, Why: why}}
 		}
 		if st == http.StatusForbidden {
 			return decision{}

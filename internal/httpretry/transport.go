@@ -149,6 +149,7 @@ func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
 	start := time.Now()
 	var waited time.Duration
 	spent := func() time.Duration { return time.Since(start) + waited }
+	limited := 0 // rate limits that said no wait so far
 	for attempt := 1; ; attempt++ {
 		r := req.Clone(req.Context())
 		if attempt > 1 && req.Body != nil && req.Body != http.NoBody {
@@ -176,7 +177,10 @@ func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
 		if err != nil && errors.Is(context.Cause(actx), context.DeadlineExceeded) && req.Context().Err() == nil {
 			err = fmt.Errorf("no answer within %s: %w", min(p.Timeout, left), err)
 		}
-		d := p.decide(req, resp, err, attempt)
+		d := p.decide(req, resp, err, attempt, limited)
+		if d.backedOff {
+			limited++
+		}
 		if rl := d.rateLimit; rl != nil {
 			rl.URL, rl.Budget, rl.Attempts = RedactURL(req.URL.String()), p.Budget, attempt
 		}
@@ -188,8 +192,11 @@ func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
 					drain(resp)
 				}
 				cancel()
-				if overBudget && d.rateLimit.Wait > 0 {
-					d.rateLimit.Why += fmt.Sprintf(", longer than the %s left of the budget: not waiting", (p.Budget - spent()).Round(time.Second))
+				switch left := (p.Budget - spent()).Round(time.Second); {
+				case overBudget && d.backedOff:
+					d.rateLimit.Why += fmt.Sprintf("; the next wait, %s, is longer than the %s left of the budget: not waiting", d.wait.Round(time.Second), left)
+				case overBudget && d.rateLimit.Wait > 0:
+					d.rateLimit.Why += fmt.Sprintf(", longer than the %s left of the budget: not waiting", left)
 				}
 				return nil, d.rateLimit
 			}

@@ -146,14 +146,17 @@ func UpsertCheckRun(ctx context.Context, c Checks, spec CheckRunSpec) (CheckRunR
 	return res, nil
 }
 
-// fitAnnotation cuts an annotation's message and title to what GitHub takes
-// (one longer field refuses the whole request, and with it the check run),
-// "…" marking the cut; the JSON report keeps them whole.
-// It is applied before the comparison with a run's annotations, which GitHub
-// returns as they were sent.
+// fitAnnotation writes an annotation's path, title and message as the
+// workflow commands do, bidi controls and the other invisible characters
+// visible (format.Visible: the diff's annotation reads as it says), then cuts
+// the message and the title to what GitHub takes (one longer field refuses the
+// whole request, and with it the check run), "…" marking the cut; the JSON
+// report keeps them whole. It is applied before the comparison with a run's
+// annotations, which GitHub returns as they were sent.
 func fitAnnotation(a github.CheckAnnotation) github.CheckAnnotation {
-	a.Message = format.CutBytes(a.Message, github.MaxCheckAnnotationMessage)
-	a.Title, _ = format.Shorten(a.Title, github.MaxCheckAnnotationTitle)
+	a.Path = format.Visible(a.Path)
+	a.Message = format.CutBytes(format.Visible(a.Message), github.MaxCheckAnnotationMessage)
+	a.Title, _ = format.Shorten(format.Visible(a.Title), github.MaxCheckAnnotationTitle)
 	return a
 }
 

@@ -366,3 +366,36 @@ func TestCheckRunOfAnotherApp(t *testing.T) {
 	assert.Contains(t, r.stdout.String(), "::notice::retrieval-gate: no check run: the token may not write checks")
 	assert.Len(t, srv.CheckRuns(), 2)
 }
+
+// A check run's annotation shows its path, title and message on the pull
+// request's diff: a bidi control there (a hostile file name, a server's text
+// in a message) is shown, (U+202E), as in the workflow commands
+// (github.CommandText), and the rerun compares what it sent: the same run is
+// updated, nothing replaced. At the base commit the controls reached GitHub.
+func TestCheckRunAnnotationsShowBidiControls(t *testing.T) {
+	srv := githubtest.New("octo", "repo", actionsTestToken, prNumber)
+	defer srv.Close()
+	pub := func() Publication {
+		p := problems(1, true)
+		p.Annotations[0].File = "eval/a\u202egnp.jsonl"
+		p.Annotations[0].Title = "gold \u2067id\u2069"
+		p.Annotations[0].Message = "case c1: \u200fgold id \"\u061cg\" \x1b[8mx"
+		return p
+	}
+	r := checkRunner(t, srv)
+	assert.Empty(t, r.publish(pub()))
+	runs := srv.CheckRuns()
+	require.Len(t, runs, 1)
+	require.Len(t, runs[0].Annotations, 1)
+	a := runs[0].Annotations[0]
+	assert.Equal(t, "eval/a(U+202E)gnp.jsonl", a.Path)
+	assert.Equal(t, "gold (U+2067)id(U+2069)", a.Title)
+	assert.Equal(t, `case c1: (U+200F)gold id "(U+061C)g" \x1b[8mx`, a.Message)
+
+	r2 := checkRunner(t, srv)
+	assert.Empty(t, r2.publish(pub()))
+	runs = srv.CheckRuns()
+	require.Len(t, runs, 1, "the rerun updates the run")
+	assert.Len(t, runs[0].Annotations, 1)
+	assert.NotContains(t, r2.stderr.String(), "had annotations this run no longer has")
+}

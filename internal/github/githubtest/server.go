@@ -202,6 +202,22 @@ func SecondaryRateLimit(method string, status int, retryAfter int) Fault {
 		Body: `{"message":"You have exceeded a secondary rate limit. Please wait a few minutes before you try again.","documentation_url":"https://docs.github.com/free-pro-team@latest/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits"}`}
 }
 
+// SecondaryRateLimitNoWait is GitHub's 403/429 answer to too many requests
+// that gives no Retry-After: the primary limit's headers with requests left
+// (remaining, which is not the limit that refused) and the secondary-rate-limit
+// message; a client waits at least a minute ("Rate limits for the REST API",
+// "Exceeding the rate limit").
+func SecondaryRateLimitNoWait(method string, status int, now time.Time) Fault {
+	h := http.Header{}
+	h.Set("X-RateLimit-Limit", "5000")
+	h.Set("X-RateLimit-Remaining", "4990")
+	h.Set("X-RateLimit-Used", "10")
+	h.Set("X-RateLimit-Reset", strconv.FormatInt(now.Add(time.Hour).Unix(), 10))
+	h.Set("X-RateLimit-Resource", "core")
+	return Fault{Method: method, Status: status, Header: h,
+		Body: `{"message":"You have exceeded a secondary rate limit. Please wait a few minutes before you try again.","documentation_url":"https://docs.github.com/free-pro-team@latest/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits"}`}
+}
+
 // Redirect is a fault that sends the next request of method to location (on
 // another host, say) with status (307 keeps the method and body).
 func Redirect(method string, status int, location string) Fault {
