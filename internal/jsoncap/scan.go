@@ -293,14 +293,30 @@ func (s *Scanner) Token() (json.Token, error) {
 		if err != nil {
 			return nil, err
 		}
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.UseNumber()
-		var x any
-		if err := dec.Decode(&x); err != nil {
+		return scalar(raw)
+	}
+}
+
+// scalar is the token of raw, a string, number or literal that readValue
+// read (valid JSON): the value the Decoder gives with UseNumber, decoded from
+// raw with no other copy of it (a Decoder over raw copied it into its buffer,
+// and grew the buffer by doubling).
+func scalar(raw []byte) (json.Token, error) {
+	switch raw[0] {
+	case '"':
+		var str string
+		if err := json.Unmarshal(raw, &str); err != nil {
 			return nil, err
 		}
-		return x, nil
+		return str, nil
+	case 't':
+		return true, nil
+	case 'f':
+		return false, nil
+	case 'n':
+		return nil, nil
 	}
+	return json.Number(string(raw)), nil
 }
 
 // DecodeRaw is the Decoder's Decode into a json.RawMessage: the next value's
