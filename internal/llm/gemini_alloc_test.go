@@ -27,6 +27,12 @@ func TestLongGeminiValueHeldOnce(t *testing.T) {
 		{"a field left out", `{"done":true,"x":"`, `","response":{"inlinedResponses":{"inlinedResponses":[]}}}`, false},
 		{"a field kept", `{"done":true,"name":"`, `","response":{"inlinedResponses":{"inlinedResponses":[]}}}`, false},
 		{"white space between inline responses", strings.TrimSuffix(inline, `{"metadata":{"key":"b"},"response":{"text":"`), `{"metadata":{"key":"b"}}]}}}`, true},
+		// Refused as too long though its first bytes are not JSON: the
+		// Decoder, which checked the syntax as it read, said "invalid
+		// character 'x' looking for beginning of value" (a wording changed
+		// on purpose: the Scanner finds a value's end by its brackets and
+		// checks its syntax once it is whole, under the cap).
+		{"a syntax error early in a value over the cap", strings.TrimSuffix(inline, `"`) + ` x "`, `"}}]}}}`, false},
 	} {
 		for _, reading := range []struct {
 			name string

@@ -26,7 +26,10 @@ import (
 // order: the text's syntax (anywhere), then a value of the wrong type on the
 // path to the responses, then "no inlinedResponses", then the first bad
 // inline response, then two keys of one object that differ only in case
-// (CheckFoldedKeys) anywhere. Where a key is repeated, encoding/json's last
+// (CheckFoldedKeys) anywhere; but a value over GeminiValueCap is refused as
+// too long even where its bytes before the cap hold a syntax error (its
+// syntax is checked once it is whole: the Decoder, scanning as it read, named
+// the syntax error). Where a key is repeated, encoding/json's last
 // value wins, and a pointer already set is decoded into again: the reader
 // follows the same rule (geminiSlot), though such an operation is an error
 // in the end (the repeated key).
