@@ -208,7 +208,7 @@ func TestLongStringTokenAllocs(t *testing.T) {
 	tok, err := s.Token()
 	runtime.ReadMemStats(&after)
 	require.NoError(t, err)
-	require.Equal(t, n, len(tok.(string)))
+	require.Len(t, tok.(string), n)
 	alloc := after.TotalAlloc - before.TotalAlloc
 	t.Logf("%d bytes allocated", alloc)
 	assert.Less(t, alloc, uint64(3*n+n/2), "bytes allocated")
