@@ -35,6 +35,8 @@ type Scanner struct {
 	state   int   // as the Decoder's tokenState
 	stack   []int // the states of the enclosing arrays and objects
 	value   Pieces
+	frag    []byte // the value the input ended in (Buffered)
+	refused bool   // a read passed the cap: every later one fails with tooLong
 }
 
 // The token states of encoding/json's Decoder (stream.go).
@@ -61,7 +63,8 @@ func (e *SyntaxError) Error() string { return e.msg }
 
 // New reads br, each token or value (and the white space before it) at most
 // max bytes from the last Mark: one longer fails with tooLong when its bytes
-// pass the cap.
+// pass the cap, and so does every read after it (the document cannot be read
+// on: the Decoder behind a capped reader failed every read after it too).
 func New(br *bufio.Reader, max int64, tooLong error) *Scanner {
 	return &Scanner{br: br, max: max, tooLong: tooLong}
 }
@@ -75,11 +78,44 @@ func (s *Scanner) InputOffset() int64 { return s.off }
 // Mark starts a read: the cap counts from here.
 func (s *Scanner) Mark() { s.start = s.off }
 
-// over reports whether n more bytes would take the current read past the cap.
-func (s *Scanner) over(n int) bool { return s.off+int64(n)-s.start > s.max }
+// over reports whether n more bytes would take the current read past the cap;
+// if so the scanner is refused from then on.
+func (s *Scanner) over(n int) bool {
+	if s.off+int64(n)-s.start > s.max {
+		s.refused = true
+	}
+	return s.refused
+}
+
+// Buffered is what encoding/json's Decoder.Buffered gives where a caller may
+// ask it: after io.ErrUnexpectedEOF, the value the input ended in, as far as
+// it came; after "expected comma after array element" or "expected colon
+// after object key" (DecodeRaw), or an error of Token outside a value, the
+// input from the byte in error; after a token or value, input that follows
+// it. Unlike the Decoder's, it does not begin with the white space before
+// the value, and it holds no more than the cap and bufio's buffer: the
+// reader's unread bytes, to the end of bufio's buffer. It is valid until the
+// next read.
+func (s *Scanner) Buffered() io.Reader {
+	rest, _ := s.br.Peek(s.br.Buffered())
+	if len(s.frag) == 0 {
+		return bytes.NewReader(rest)
+	}
+	return io.MultiReader(bytes.NewReader(s.frag), bytes.NewReader(rest))
+}
+
+// eof is the input ending inside the value whose bytes read are frag.
+func (s *Scanner) eof(frag []byte) error {
+	s.frag = frag
+	return io.ErrUnexpectedEOF
+}
 
 // peek skips white space and returns the next byte.
 func (s *Scanner) peek() (byte, error) {
+	s.frag = nil
+	if s.refused {
+		return 0, s.tooLong
+	}
 	for {
 		n := max(s.br.Buffered(), 1)
 		b, err := s.br.Peek(n)
@@ -257,19 +293,38 @@ func (s *Scanner) Token() (json.Token, error) {
 		if err != nil {
 			return nil, err
 		}
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.UseNumber()
-		var x any
-		if err := dec.Decode(&x); err != nil {
+		return scalar(raw)
+	}
+}
+
+// scalar is the token of raw, a string, number or literal that readValue
+// read (valid JSON): the value the Decoder gives with UseNumber, decoded from
+// raw with no other copy of it (a Decoder over raw copied it into its buffer,
+// and grew the buffer by doubling).
+func scalar(raw []byte) (json.Token, error) {
+	switch raw[0] {
+	case '"':
+		var str string
+		if err := json.Unmarshal(raw, &str); err != nil {
 			return nil, err
 		}
-		return x, nil
+		return str, nil
+	case 't':
+		return true, nil
+	case 'f':
+		return false, nil
+	case 'n':
+		return nil, nil
 	}
+	return json.Number(string(raw)), nil
 }
 
 // DecodeRaw is the Decoder's Decode into a json.RawMessage: the next value's
 // bytes (valid only until the next read).
 func (s *Scanner) DecodeRaw() ([]byte, error) {
+	if s.refused {
+		return nil, s.tooLong
+	}
 	switch s.state {
 	case jsArrayComma:
 		c, err := s.peek()
@@ -348,7 +403,7 @@ func (s *Scanner) readValue() ([]byte, int64, error) {
 				if errors.As(json.Unmarshal(raw, new(json.RawMessage)), &se) && se.Offset < int64(len(raw)) {
 					return nil, 0, &SyntaxError{se.Error(), start + se.Offset - 1}
 				}
-				err = io.ErrUnexpectedEOF
+				err = s.eof(raw[:len(raw)-1])
 			}
 			return nil, 0, err
 		}
@@ -450,7 +505,7 @@ func (s *Scanner) readScalar(first byte, start int64) ([]byte, int64, error) {
 			case jsInt, jsZero, jsFrac, jsExpDig:
 				return s.join(), start, nil
 			}
-			return nil, 0, io.ErrUnexpectedEOF
+			return nil, 0, s.eof(s.join())
 		}
 		i, end := 0, false
 		var bad string // the context of a byte that may not come here

@@ -2,12 +2,15 @@ package jsoncap
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -15,8 +18,9 @@ import (
 
 // jsonWalk walks in with ops (0: Token, 1: More, 2: Decode into a
 // json.RawMessage; cycled) through one reader's token, more and decode, and
-// writes what each gave, up to the first error.
-func jsonWalk(ops []byte, token func() (json.Token, error), more func() bool, decode func() ([]byte, error), offset func() int64) string {
+// writes what each gave, up to the first error, with what buffered gives
+// after the errors a caller may ask it of (afterError).
+func jsonWalk(ops []byte, token func() (json.Token, error), more func() bool, decode func() ([]byte, error), offset func() int64, buffered func() io.Reader) string {
 	var b strings.Builder
 	if len(ops) == 0 {
 		ops = []byte{0}
@@ -40,6 +44,7 @@ func jsonWalk(ops []byte, token func() (json.Token, error), more func() bool, de
 			}
 		}
 		if err != nil {
+			afterError(&b, err, buffered())
 			var se *json.SyntaxError
 			var me *SyntaxError
 			switch {
@@ -60,6 +65,25 @@ func jsonWalk(ops []byte, token func() (json.Token, error), more func() bool, de
 	return b.String()
 }
 
+// afterError writes what Buffered gives after err where the Scanner's is
+// the Decoder's: after io.ErrUnexpectedEOF, the value the input ended in;
+// after an expected comma or colon, the byte in its place. The Decoder's
+// begins with the white space before the value; the Scanner's does not.
+func afterError(b *strings.Builder, err error, buffered io.Reader) {
+	rest, rerr := io.ReadAll(buffered)
+	if rerr != nil {
+		fmt.Fprintf(b, "buffered: %v\n", rerr)
+		return
+	}
+	rest = bytes.TrimLeft(rest, " \t\r\n")
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		fmt.Fprintf(b, "buffered %q\n", rest)
+	case strings.HasPrefix(err.Error(), "expected "):
+		fmt.Fprintf(b, "buffered %q\n", rest[:min(len(rest), 1)])
+	}
+}
+
 func stdJSONWalk(in string, ops []byte) string {
 	dec := json.NewDecoder(strings.NewReader(in))
 	dec.UseNumber()
@@ -67,12 +91,12 @@ func stdJSONWalk(in string, ops []byte) string {
 		var raw json.RawMessage
 		err := dec.Decode(&raw)
 		return raw, err
-	}, dec.InputOffset)
+	}, dec.InputOffset, dec.Buffered)
 }
 
 func ownJSONWalk(in string, ops []byte, size int) string {
 	s := New(bufio.NewReaderSize(strings.NewReader(in), size), 1<<40, errors.New("too long"))
-	return jsonWalk(ops, s.Token, s.More, s.DecodeRaw, s.InputOffset)
+	return jsonWalk(ops, s.Token, s.More, s.DecodeRaw, s.InputOffset, s.Buffered)
 }
 
 var jsonSeeds = []struct{ in, ops string }{
@@ -87,6 +111,8 @@ var jsonSeeds = []struct{ in, ops string }{
 	{`"\x"`, "\x02"}, {`{"a`, "\x00\x00"}, {`[1`, "\x00\x02"}, {`[-]`, "\x00\x02"}, {`[01]`, "\x00\x02"}, {` 1 2 `, "\x02\x02\x02"},
 	{"\ufeff[]", "\x00"}, {`{"a":1}}`, "\x02\x00"}, {`[{"a":[1}]]`, "\x00\x02"}, {`{1: 2}`, "\x00\x00"}, {`{"a": 1, }`, "\x00\x00\x02\x00"},
 	{`[true, false, null, "s", 1]`, "\x00\x00\x00\x00\x00\x00\x00\x00"},
+	{`[1, nul`, "\x00\x02\x02"}, {`[1, -`, "\x00\x00\x00"}, {`[1,  {"a": [1, 2`, "\x00\x02\x02"}, {`{"a": 1, "b`, "\x00\x00\x02\x00"},
+	{`{"a": 1, "b" 2}`, "\x00\x00\x02\x00\x02"}, {`[1 ; 2]`, "\x00\x02\x02"}, {`[1, 12.`, "\x00\x02\x02"}, {"[1, \"a\\", "\x00\x02\x00"},
 }
 
 // jsonScan gives what encoding/json's Decoder gives through Token, More and
@@ -109,4 +135,81 @@ func FuzzJSONScan(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in string, ops []byte, size uint8) {
 		require.Equal(t, stdJSONWalk(in, ops), ownJSONWalk(in, ops, 16+int(size)))
 	})
+}
+
+// A read that passes the cap refuses every read after it, as the Decoder
+// behind a capped reader did: the document is not read on from the middle of
+// what was refused (white space over the cap, then a value, is not that
+// value).
+func TestRefusedStaysRefused(t *testing.T) {
+	tooLong := errors.New("too long")
+	for _, tc := range []struct{ name, in string }{
+		{"a value", `[1, "aaaaaaaaaaaaaaaa", 2]`},
+		{"white space", `[1` + strings.Repeat(" ", 12) + `, 2]`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// A byte at a time: the white space is skipped as it comes.
+			s := New(bufio.NewReaderSize(iotest.OneByteReader(strings.NewReader(tc.in)), 16), 8, tooLong)
+			tok, err := s.Token()
+			require.NoError(t, err)
+			require.Equal(t, json.Delim('['), tok)
+			s.Mark()
+			raw, err := s.DecodeRaw()
+			require.NoError(t, err)
+			require.Equal(t, "1", string(raw))
+			s.Mark()
+			if s.More() {
+				_, err = s.DecodeRaw()
+				require.ErrorIs(t, err, tooLong)
+			}
+			s.Mark()
+			assert.False(t, s.More())
+			s.Mark()
+			_, err = s.Token()
+			require.ErrorIs(t, err, tooLong)
+			s.Mark()
+			_, err = s.DecodeRaw()
+			require.ErrorIs(t, err, tooLong)
+		})
+	}
+}
+
+// Buffered after the input ended in a value holds the value's bytes read,
+// no more than the cap: the Decoder's held all its buffer.
+func TestBufferedFragment(t *testing.T) {
+	in := `[1, {"a": "` + strings.Repeat("x", 100)
+	s := New(bufio.NewReaderSize(strings.NewReader(in), 16), 1<<10, errors.New("too long"))
+	_, err := s.Token()
+	require.NoError(t, err)
+	_, err = s.DecodeRaw()
+	require.NoError(t, err)
+	_, err = s.DecodeRaw()
+	require.ErrorIs(t, err, io.ErrUnexpectedEOF)
+	rest, err := io.ReadAll(s.Buffered())
+	require.NoError(t, err)
+	assert.Equal(t, `{"a": "`+strings.Repeat("x", 100), string(rest))
+}
+
+// A string token is decoded from the value's bytes alone: its pieces, the
+// bytes joined and the string, three times its length allocated (13.1 MB
+// for 4 MiB). Read by a Decoder over the joined bytes it was seven (29.9 MB:
+// the Decoder's buffer grown by doubling, then the string), and a 15 MiB
+// field of a Gemini operation left out took 83 MB. Allocation-measured.
+func TestLongStringTokenAllocs(t *testing.T) {
+	const n = 4 << 20
+	in := `{"x": "` + strings.Repeat("a", n) + `"}`
+	s := New(bufio.NewReaderSize(strings.NewReader(in), 32<<10), 1<<30, errors.New("too long"))
+	_, err := s.Token()
+	require.NoError(t, err)
+	_, err = s.Token()
+	require.NoError(t, err)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	tok, err := s.Token()
+	runtime.ReadMemStats(&after)
+	require.NoError(t, err)
+	require.Len(t, tok.(string), n)
+	alloc := after.TotalAlloc - before.TotalAlloc
+	t.Logf("%d bytes allocated", alloc)
+	assert.Less(t, alloc, uint64(3*n+n/2), "bytes allocated")
 }

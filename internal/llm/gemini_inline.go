@@ -11,19 +11,25 @@ import (
 	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
+	"github.com/retrieval-gate/retrieval-gate/internal/jsoncap"
 )
 
 // The inline responses of a finished Gemini batch are read from its operation
-// as it arrives: a json.Decoder walks the operation token by token and decodes
-// each inline response alone, so what the reading holds is one response (and
-// the keys of the objects open around it), however long the operation.
+// as it arrives: a capped tokenizer (jsoncap.Scanner, read as encoding/json's
+// Decoder) walks the operation token by token and reads each inline response
+// alone, so what the reading holds is one response, at most GeminiValueCap
+// bytes of it (and the keys of the objects open around it), however long the
+// operation.
 //
 // What it accepts and writes is what decoding the whole operation with
 // encoding/json into geminiInlineOp did, and its errors come in the same
 // order: the text's syntax (anywhere), then a value of the wrong type on the
 // path to the responses, then "no inlinedResponses", then the first bad
 // inline response, then two keys of one object that differ only in case
-// (CheckFoldedKeys) anywhere. Where a key is repeated, encoding/json's last
+// (CheckFoldedKeys) anywhere; but a value over GeminiValueCap is refused as
+// too long even where its bytes before the cap hold a syntax error (its
+// syntax is checked once it is whole: the Decoder, scanning as it read, named
+// the syntax error). Where a key is repeated, encoding/json's last
 // value wins, and a pointer already set is decoded into again: the reader
 // follows the same rule (geminiSlot), though such an operation is an error
 // in the end (the repeated key).
@@ -136,23 +142,29 @@ type geminiTarget struct{ slot, occ int }
 // opStream is an operation read as a stream: the decoder over it, the first
 // error of reading it, and the containers open where the decoder is (its
 // syntax errors are worded as encoding/json's Unmarshal words them).
+//
+// The decoder is jsoncap's Scanner, not encoding/json's Decoder: behind a
+// reader stopped at the cap, the Decoder grew its buffer by doubling and
+// allocated some four times the cap (67 MB for a value 1 MiB over 16 MiB)
+// before it failed; the Scanner holds the cap and a piece of the buffer.
 type opStream struct {
 	src   *errReader
-	dec   *json.Decoder
+	br    *bufio.Reader // over src: the decoder reads it, end reads the rest
+	dec   *jsoncap.Scanner
 	depth int
 }
 
-// newOpStream reads the operation from src.
-func newOpStream(src io.Reader) opStream {
+// newOpStream reads the operation from src, each token or value (an inline
+// response, a field; with the white space and comma before it) at most
+// maxValue bytes from the last dec.Mark, a longer one a *valueTooLongError.
+func newOpStream(src io.Reader, maxValue int64) opStream {
 	er := &errReader{r: src}
-	dec := json.NewDecoder(er)
-	dec.UseNumber() // numbers are skipped, never converted
-	return opStream{src: er, dec: dec}
+	br := bufio.NewReaderSize(er, 32<<10)
+	return opStream{src: er, br: br, dec: jsoncap.New(br, maxValue, &valueTooLongError{Cap: maxValue})}
 }
 
 type geminiInlineReader struct {
 	opStream
-	cap  *valueCap // each value (an inline response, a token) at most GeminiValueCap bytes
 	open func() (io.Writer, error)
 	bw   *bufio.Writer
 
@@ -185,10 +197,8 @@ func geminiInlined(src io.Reader, open func() (io.Writer, error)) error {
 	if err != nil {
 		return &writeError{err}
 	}
-	vc := &valueCap{r: src, max: GeminiValueCap}
-	r := &geminiInlineReader{opStream: newOpStream(vc), cap: vc, open: open, bw: bufio.NewWriterSize(dst, 64<<10)}
+	r := &geminiInlineReader{opStream: newOpStream(src, GeminiValueCap), open: open, bw: bufio.NewWriterSize(dst, 64<<10)}
 	err = r.document()
-	vc.max = 0 // what follows is read to its end, none of it held
 	if err := r.readErrorFirst(err); err != nil {
 		var re *readError
 		var tl *valueTooLongError
@@ -262,7 +272,7 @@ func (r *geminiInlineReader) settle() error {
 // token is the decoder's next token (opStream.token), the value cap's count
 // begun anew for it.
 func (r *geminiInlineReader) token() (json.Token, error) {
-	r.cap.start = r.dec.InputOffset()
+	r.dec.Mark()
 	return r.opStream.token()
 }
 
@@ -292,17 +302,17 @@ func (r *opStream) readErrorFirst(err error) error {
 	return err
 }
 
-// end reads what follows the operation's value: nothing but whitespace.
+// end reads what follows the operation's value, none of it held: nothing
+// but whitespace.
 func (r *opStream) end() error {
-	rest := io.MultiReader(r.dec.Buffered(), r.src)
-	buf := make([]byte, 32<<10)
 	for {
-		n, err := rest.Read(buf)
-		for _, c := range buf[:n] {
+		b, err := r.br.Peek(max(r.br.Buffered(), 1))
+		for _, c := range b {
 			if !isJSONSpace(c) {
 				return &opSyntaxError{"invalid character " + quoteChar(c) + " after top-level value"}
 			}
 		}
+		_, _ = r.br.Discard(len(b))
 		if err == io.EOF {
 			return nil
 		}
@@ -342,10 +352,15 @@ func (r *opStream) jsonErr(err error) error {
 	if r.src.err != nil {
 		return &readError{r.src.err}
 	}
+	var tl *valueTooLongError
+	if errors.As(err, &tl) {
+		return &readError{tl} // as when the cap was a reader's
+	}
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		// What is left is the start of one value (the decoder checked it):
-		// Unmarshal ends a text with a space, which may end the value's
-		// token in error ("in literal null"), else "unexpected end".
+		// What is left is the start of one value (the decoder checked it;
+		// at most the cap): Unmarshal ends a text with a space, which may
+		// end the value's token in error ("in literal null"), else
+		// "unexpected end".
 		frag, _ := io.ReadAll(r.dec.Buffered())
 		if err := checkDepth(frag, r.depth); err != nil {
 			return err
@@ -356,11 +371,12 @@ func (r *opStream) jsonErr(err error) error {
 		}
 		return &opSyntaxError{msg}
 	}
-	var se *json.SyntaxError
-	if !errors.As(err, &se) {
+	var se *jsoncap.SyntaxError
+	var jse *json.SyntaxError // of a value's own decoding
+	if !errors.As(err, &se) && !errors.As(err, &jse) {
 		return fmt.Errorf("malformed batch operation: %w", err)
 	}
-	msg := se.Error()
+	msg := err.Error()
 	switch {
 	case msg == "expected comma after array element", msg == "expected colon after object key":
 		// The decoder stopped at the byte (Buffered starts there). (A
@@ -522,10 +538,13 @@ func (r *geminiInlineReader) items(s *geminiSlot, n, depth int) error {
 		return err
 	}
 	emit := r.target == geminiTarget{n, s.occ}
-	for i := 1; r.dec.More(); i++ {
-		var raw json.RawMessage
-		r.cap.start = r.dec.InputOffset()
-		if err := r.dec.Decode(&raw); err != nil {
+	for i := 1; ; i++ {
+		r.dec.Mark() // the white space before the next counts against it
+		if !r.dec.More() {
+			break
+		}
+		raw, err := r.dec.DecodeRaw()
+		if err != nil {
 			return r.jsonErr(err)
 		}
 		if err := checkDepth(raw, depth); err != nil {

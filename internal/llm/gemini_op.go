@@ -14,7 +14,7 @@ import (
 // Get reads a batch's operation as it arrives too (as Download reads its
 // inline responses, gemini_inline.go): a finished inline batch's operation
 // holds every response, and Get needs none of them, only geminiOperation's
-// fields. A json.Decoder walks the operation token by token and writes those
+// fields. A capped tokenizer (opStream) walks the operation token by token and writes those
 // fields again as a small JSON text (each inlinedResponses as {}: Get only
 // asks whether it is there; null stays null); every other value is read and
 // left out. That text is decoded as the whole operation was (UnmarshalAnswer
@@ -100,35 +100,9 @@ func (e *valueTooLongError) Error() string {
 	return fmt.Sprintf("a value of the batch operation (an inline response, or a field of the batch) is longer than %d MiB: refused, the cap on what reading it may hold", e.Cap>>20)
 }
 
-// valueCap fails a read for the value the decoder is reading (from the
-// offset start) once more than max bytes were read since it began (a read
-// happens only while the value is not whole in the decoder's buffer), and
-// reads no further than that; max 0 is no cap.
-type valueCap struct {
-	r           io.Reader
-	read, start int64
-	max         int64
-}
-
-func (v *valueCap) Read(p []byte) (int, error) {
-	if v.max > 0 {
-		left := v.max + 1 - (v.read - v.start) // the value's bytes yet to read, and one more
-		if left <= 0 {
-			return 0, &valueTooLongError{Cap: v.max}
-		}
-		if int64(len(p)) > left {
-			p = p[:left]
-		}
-	}
-	n, err := v.r.Read(p)
-	v.read += int64(n)
-	return n, err
-}
-
 // opReader reads a batch operation for Get (readGeminiOperation).
 type opReader struct {
 	opStream
-	cap     *valueCap
 	out     []byte // the fields kept, as JSON text
 	foldErr error  // the first key that repeats another (CheckFoldedKeys)
 }
@@ -139,11 +113,8 @@ type opReader struct {
 // a *valueTooLongError; the others are the operation's (what was wrong with
 // it, in encoding/json's words: the caller says it is malformed).
 func readGeminiOperation(src io.Reader, op *geminiOperation, maxValue int64) error {
-	vc := &valueCap{r: src, max: maxValue}
-	r := &opReader{opStream: newOpStream(vc), cap: vc}
-	err := r.document()
-	vc.max = 0 // what follows is read to its end, none of it held
-	err = r.readErrorFirst(err)
+	r := &opReader{opStream: newOpStream(src, maxValue)}
+	err := r.readErrorFirst(r.document())
 	var se *opSyntaxError
 	var re *readError
 	var tl *valueTooLongError
@@ -172,12 +143,11 @@ func (r *opReader) document() error {
 	if err := r.value(tok, geminiOpShape, 0, false); err != nil {
 		return err
 	}
-	r.cap.max = 0 // nothing but whitespace, none of it held
 	return r.end()
 }
 
 // mark starts the next value where the decoder is.
-func (r *opReader) mark() { r.cap.start = r.dec.InputOffset() }
+func (r *opReader) mark() { r.dec.Mark() }
 
 // token is the decoder's next token (opStream.token), the next value begun.
 func (r *opReader) token() (json.Token, error) {
@@ -185,13 +155,14 @@ func (r *opReader) token() (json.Token, error) {
 	return r.opStream.token()
 }
 
-// decode decodes the next value whole into raw.
-func (r *opReader) decode(raw *json.RawMessage) error {
+// decode reads the next value whole (valid until the next read).
+func (r *opReader) decode() ([]byte, error) {
 	r.mark()
-	if err := r.dec.Decode(raw); err != nil {
-		return r.jsonErr(err)
+	raw, err := r.dec.DecodeRaw()
+	if err != nil {
+		return nil, r.jsonErr(err)
 	}
-	return nil
+	return raw, nil
 }
 
 // value reads the value that starts with tok, at depth open containers, kept
@@ -288,8 +259,8 @@ func (r *opReader) container(d json.Delim, depth int, s *opShape, inlined bool) 
 			r.out = append(append(r.out, k...), ':')
 		}
 		if f != nil && f.leaf {
-			var raw json.RawMessage
-			if err := r.decode(&raw); err != nil {
+			raw, err := r.decode()
+			if err != nil {
 				return err
 			}
 			if err := checkDepth(raw, depth+1); err != nil {
@@ -317,8 +288,8 @@ func (r *opReader) items(depth int) error {
 	r.depth = depth
 	defer func() { r.depth = depth - 1 }()
 	for r.mark(); r.dec.More(); r.mark() {
-		var raw json.RawMessage
-		if err := r.decode(&raw); err != nil {
+		raw, err := r.decode()
+		if err != nil {
 			return err
 		}
 		if err := checkDepth(raw, depth); err != nil {
