@@ -5,9 +5,12 @@
 //   - Each attempt has its own timeout (Policy.Timeout); the waits between attempts
 //     are not inside it. For a request marked WithIdleTimeout (an answer read as
 //     a stream, which may be long), it bounds the wait for the headers and then
-//     each pause of the body, not the whole body. All attempts and waits of one request share a total budget
-//     (Policy.Budget): a wait that would overrun it is not started, the request
-//     gives up at once with a *RateLimitError or the last answer.
+//     each pause of the body, not the whole body, and the body must bring
+//     Policy.MinRate bytes a second over each Policy.RateWindow (64 KiB/s
+//     over a minute: a trickle is refused, SlowAnswerError). All attempts
+//     and waits of one request share a total budget (Policy.Budget): a wait
+//     that would overrun it is not started, the request gives up at once
+//     with a *RateLimitError or the last answer.
 //   - A rate limit that says no wait (a plain 429; GitHub's secondary-rate-limit
 //     body, or an exhausted X-RateLimit-Remaining without its reset, on a 403
 //     or a 429) backs off from Policy.RateLimitBase doubling to RateLimitMax
@@ -88,7 +91,31 @@ type Policy struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Now is the clock for Retry-After dates and the rate limits' resets; nil is time.Now.
 	Now func() time.Time
+	// MinRate (bytes a second) and RateWindow bound the pace of a streamed
+	// answer's body (WithIdleTimeout), whose pauses Timeout bounds one at a
+	// time: each RateWindow from the headers on must bring MinRate·RateWindow
+	// bytes, else the read fails with a *SlowAnswerError (a server or proxy
+	// trickling a byte just under Timeout would otherwise hold the request
+	// for as long as it likes). A body that ends within a window is never
+	// judged. 0 is DefaultMinRate and DefaultRateWindow (tests lower them).
+	MinRate    int64
+	RateWindow time.Duration
 }
+
+// DefaultMinRate and DefaultRateWindow are the pace a streamed answer must
+// keep up: 64 KiB (512 kbit) a second over each minute. The streamed answers
+// are GitLab's (a baseline artifact, 8 MiB and up to its 256 MiB cap; a page
+// of notes, rarely over a MiB); at the floor they take at most 2m8s (8 MiB)
+// and 68 minutes (256 MiB), where a trickle of a byte every 29 s (under
+// GitLab's 30 s per attempt) is refused after a minute and a half. A minute
+// is twice GitLab's 30 s, so one pause that Timeout allows still leaves half
+// the window to catch up. The other clients need no floor: their Timeout
+// bounds the whole attempt, the body with it (GitHub's 3 minutes for a
+// history file of 135 MB already asks some 750 KB a second).
+const (
+	DefaultMinRate    = 64 << 10
+	DefaultRateWindow = time.Minute
+)
 
 // DefaultBudget is the waiting a request may do when Policy.Budget is unset.
 const DefaultBudget = 2 * time.Minute
@@ -122,6 +149,12 @@ func (p Policy) normalized() Policy {
 	}
 	if p.Now == nil {
 		p.Now = time.Now
+	}
+	if p.MinRate <= 0 {
+		p.MinRate = DefaultMinRate
+	}
+	if p.RateWindow <= 0 {
+		p.RateWindow = DefaultRateWindow
 	}
 	return p
 }

@@ -381,3 +381,72 @@ func TestIdleTimeout(t *testing.T) {
 		})
 	}
 }
+
+// A streamed answer (WithIdleTimeout) must keep up Policy.MinRate over each
+// Policy.RateWindow: a server that trickles a byte at a time, each well under
+// the idle wait, is refused at the end of a window, naming the URL (its
+// host), the bytes, the time and the rate required (it used to be read for as
+// long as the server kept trickling); a steady answer, and a small one that
+// ends within a window, are read whole. The window here is 100 ms, the idle
+// wait 160 ms; the floor, 16 KiB/s, is a hundredth of the steady server's.
+func TestMinRate(t *testing.T) {
+	type chunk struct {
+		n     int // bytes
+		times int
+		pause time.Duration
+	}
+	for _, tc := range []struct {
+		name    string
+		chunks  []chunk
+		wantErr string // a pattern of the whole message; "": read whole
+	}{
+		{name: "steady: 16 KiB every 10 ms", chunks: []chunk{{16 << 10, 30, 10 * time.Millisecond}}},
+		{name: "small, slow, ended within a window", chunks: []chunk{{10, 3, 20 * time.Millisecond}}},
+		{name: "a trickle: a byte every 20 ms", chunks: []chunk{{1, 40, 20 * time.Millisecond}},
+			wantErr: `^http://127\.0\.0\.1:\d+/trickle: the answer is too slow: \d+ bytes in the last [\d.]+m?s \([\d.]+ B/s\), under the 16 KiB/s required; \d+ bytes in all$`},
+		{name: "a burst, then a trickle", chunks: []chunk{{256 << 10, 1, 0}, {1, 40, 20 * time.Millisecond}},
+			wantErr: `^http://127\.0\.0\.1:\d+/trickle: the answer is too slow: \d+ bytes in the last [\d.]+m?s \([\d.]+ B/s\), under the 16 KiB/s required; 26\d{4} bytes in all$`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			want := 0
+			for _, c := range tc.chunks {
+				want += c.n * c.times
+			}
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(http.StatusOK)
+				for _, c := range tc.chunks {
+					for range c.times {
+						_, _ = w.Write([]byte(strings.Repeat("x", c.n)))
+						w.(http.Flusher).Flush()
+						select {
+						case <-r.Context().Done():
+							return
+						case <-time.After(c.pause):
+						}
+					}
+				}
+			}))
+			defer srv.Close()
+			tr := &Transport{Policy: Policy{Attempts: 1, Timeout: 160 * time.Millisecond, MinRate: 16 << 10, RateWindow: 100 * time.Millisecond}}
+			req, err := http.NewRequestWithContext(WithIdleTimeout(context.Background()), http.MethodGet, srv.URL+"/trickle", nil)
+			require.NoError(t, err)
+			resp, err := NewHTTPClient(tr).Do(req)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			data, err := io.ReadAll(resp.Body)
+			if tc.wantErr == "" {
+				require.NoError(t, err)
+				assert.Len(t, data, want)
+				return
+			}
+			require.Error(t, err)
+			assert.Regexp(t, tc.wantErr, err.Error())
+			var se *SlowAnswerError
+			require.ErrorAs(t, err, &se)
+			assert.Equal(t, se.Total, int64(len(data)), "the bytes in all are those read")
+			require.ErrorIs(t, err, context.DeadlineExceeded, "a timeout, as a pause over the idle wait is")
+			assert.Less(t, len(data), want, "refused before the trickle ended")
+		})
+	}
+}

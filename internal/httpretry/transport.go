@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -218,7 +219,8 @@ func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
 			raw := resp.Body
 			if touch != nil {
 				touch() // the headers came: the body has its own pauses
-				raw = &idleBody{ReadCloser: raw, touch: touch, ctx: actx, idle: p.Timeout, url: url}
+				raw = &idleBody{ReadCloser: raw, touch: touch, ctx: actx, cancel: cancel, idle: p.Timeout, url: url,
+					minRate: p.MinRate, window: p.RateWindow, since: time.Now()}
 			}
 			body := LimitBody(raw, resp.ContentLength, limit, url)
 			if n := maxValuesOf(req.Context()); n > 0 {
@@ -259,23 +261,87 @@ func attemptContext(ctx context.Context, first, idle time.Duration, streamed boo
 
 // idleBody is an answer's body whose every byte restarts the attempt's idle
 // wait (WithIdleTimeout); a read that fails because the wait ran out says so.
+// Each window from the headers on must bring minRate bytes a second: the
+// first read that returns after a window ended checks the bytes of that
+// window (a read returns within idle, else the idle wait fails it), so a
+// trickle is refused within window plus idle.
 type idleBody struct {
 	io.ReadCloser
-	touch func()
-	ctx   context.Context
-	idle  time.Duration
-	url   string
+	touch  func()
+	ctx    context.Context
+	cancel context.CancelFunc // ends the attempt: its connection is closed
+	idle   time.Duration
+	url    string
+
+	minRate int64
+	window  time.Duration
+	since   time.Time // the start of the window
+	got     int64     // bytes of the window
+	total   int64     // bytes of the body
+	err     error     // a SlowAnswerError, returned by every later read
 }
 
 func (b *idleBody) Read(p []byte) (int, error) {
+	if b.err != nil {
+		return 0, b.err
+	}
 	n, err := b.ReadCloser.Read(p)
 	if n > 0 {
 		b.touch()
+		b.got += int64(n)
+		b.total += int64(n)
 	}
 	if err != nil && !errors.Is(err, io.EOF) && errors.Is(context.Cause(b.ctx), context.DeadlineExceeded) {
 		err = fmt.Errorf("%s: the answer stopped: no data for %s: %w", b.url, b.idle, err)
 	}
-	return n, err
+	if err != nil {
+		return n, err
+	}
+	if now := time.Now(); now.Sub(b.since) >= b.window {
+		in := now.Sub(b.since)
+		if float64(b.got) < float64(b.minRate)*in.Seconds() {
+			b.err = &SlowAnswerError{URL: b.url, Bytes: b.got, In: in, MinRate: b.minRate, Total: b.total}
+			b.cancel()
+			return n, b.err
+		}
+		b.since, b.got = now, 0
+	}
+	return n, nil
+}
+
+// SlowAnswerError is a streamed answer (WithIdleTimeout) refused for its
+// pace: Bytes in the window of In, under MinRate bytes a second
+// (Policy.MinRate). It is a timeout: errors.Is(err, context.DeadlineExceeded).
+type SlowAnswerError struct {
+	URL     string // redacted
+	Bytes   int64
+	In      time.Duration
+	MinRate int64
+	Total   int64 // bytes of the body so far
+}
+
+func (e *SlowAnswerError) Error() string {
+	return fmt.Sprintf("%s: the answer is too slow: %d bytes in the last %s (%s), under the %s required; %d bytes in all",
+		e.URL, e.Bytes, e.In.Round(time.Millisecond), rate(float64(e.Bytes)/e.In.Seconds()), rate(float64(e.MinRate)), e.Total)
+}
+
+// Unwrap makes the refusal a timeout, as a pause longer than the idle wait is.
+func (e *SlowAnswerError) Unwrap() error { return context.DeadlineExceeded }
+
+// rate is a pace in bytes a second: "12 B/s", "64 KiB/s", "1.5 MiB/s".
+func rate(r float64) string {
+	unit, prec := "B/s", 2
+	switch {
+	case r >= 1<<20:
+		r, unit, prec = r/(1<<20), "MiB/s", 1
+	case r >= 1<<10:
+		r, unit, prec = r/(1<<10), "KiB/s", 1
+	}
+	f := strconv.FormatFloat(r, 'f', prec, 64)
+	if strings.Contains(f, ".") {
+		f = strings.TrimRight(strings.TrimRight(f, "0"), ".")
+	}
+	return f + " " + unit
 }
 
 // drain reads at most 64 KiB of an answer that is not returned (so that its

@@ -105,8 +105,10 @@ type idleTimeoutKey struct{}
 // it arrives (a page of GitLab's notes, up to 1.2 GB; a baseline artifact):
 // Policy.Timeout then bounds the wait for the answer's headers and each pause
 // of its body, not the whole attempt, whose body could not be read within it
-// at an ordinary speed. Reading stays bounded by the body's cap, the caller's
-// context and a signal.
+// at an ordinary speed. Reading stays bounded by the body's cap, the pace
+// the body must keep up (Policy.MinRate over each Policy.RateWindow: a
+// trickle of a byte just under the timeout is refused), the caller's context
+// and a signal.
 func WithIdleTimeout(ctx context.Context) context.Context {
 	return context.WithValue(ctx, idleTimeoutKey{}, true)
 }
