@@ -478,7 +478,8 @@ func (c *Client) ListNotes(ctx context.Context, iid int, keep func(Note) string)
 func (c *Client) listPage(ctx context.Context, target string, keep func(Note) string, out *[]Note) (http.Header, error) {
 	limit := noteCap
 	// A page may be a hundred notes at GitLab's limit, over 1 GB as written:
-	// the attempt's timeout bounds each pause of its body, not the whole.
+	// the attempt's timeout bounds each pause of its body, not the whole,
+	// and the body must keep up the policy's MinRate (a trickle is refused).
 	resp, err := c.send(httpretry.WithIdleTimeout(ctx), http.MethodGet, target, nil, "list", "MR notes", int64(PerPage+1)*limit)
 	if err != nil {
 		return nil, err
@@ -618,7 +619,8 @@ func (c *Client) RawArtifact(ctx context.Context, ref, job, path string, limit i
 	u.RawPath = c.api.EscapedPath() + "/projects/" + url.PathEscape(c.project) + "/jobs/artifacts/" + url.PathEscape(ref) + "/raw/" + escapePath(path)
 	u.RawQuery = url.Values{"job": {job}}.Encode()
 	// Up to limit bytes (256 MiB): the attempt's timeout bounds each pause of
-	// the body, not the whole.
+	// the body, not the whole, and the body must keep up the policy's
+	// MinRate (a trickle is refused).
 	req, err := http.NewRequestWithContext(httpretry.WithIdleTimeout(httpretry.WithMaxBody(ctx, limit)), http.MethodGet, u.String(), nil)
 	if err != nil {
 		return err

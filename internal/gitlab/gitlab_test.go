@@ -279,18 +279,24 @@ func TestRateLimitWaitInterrupted(t *testing.T) {
 // baseline artifact is up to 256 MiB): the
 // timeout bounds each pause of the body, not the whole (with a total
 // deadline, the page below, which keeps coming, was cut at the timeout); a
-// body that stops for longer than the timeout fails, saying so.
+// body that stops for longer than the timeout fails, saying so, and so does
+// one that keeps coming slower than the policy's floor (a trickle of some 3
+// KB a second here, under a floor of 64 KiB over 80 ms windows: it used to
+// be read whole however slow).
 func TestListNotesSlowPage(t *testing.T) {
 	const timeout = 160 * time.Millisecond
 	for _, tc := range []struct {
 		name     string
 		stall    bool
 		artifact bool // the baseline artifact (up to 256 MiB), not a page of notes
+		minRate  int64
 		wantErr  string
 	}{
 		{name: "a page that keeps coming for longer than the timeout"},
 		{name: "a page that stops", stall: true, wantErr: "the answer stopped: no data for 160ms"},
 		{name: "an artifact that keeps coming for longer than the timeout", artifact: true},
+		{name: "a page that trickles", minRate: 64 << 10, wantErr: "the answer is too slow"},
+		{name: "an artifact that trickles", artifact: true, minRate: 64 << 10, wantErr: "the answer is too slow"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -325,11 +331,22 @@ func TestListNotesSlowPage(t *testing.T) {
 			defer srv.Close()
 			p := gitlab.DefaultPolicy
 			p.Attempts, p.Timeout = 1, timeout
+			if tc.minRate > 0 {
+				p.MinRate, p.RateWindow = tc.minRate, timeout/2
+			}
 			c, err := gitlab.NewClient(srv.URL+"/api/v4", "42", token, false, p)
 			require.NoError(t, err)
 			if tc.artifact {
 				var buf bytes.Buffer
-				require.NoError(t, c.RawArtifact(context.Background(), "main", "eval", "baseline.jsonl.gz", 1<<20, &buf))
+				err := c.RawArtifact(context.Background(), "main", "eval", "baseline.jsonl.gz", 1<<20, &buf)
+				if tc.wantErr != "" {
+					require.ErrorContains(t, err, tc.wantErr)
+					var ae *gitlab.APIError
+					require.ErrorAs(t, err, &ae)
+					assert.Equal(t, gitlab.KindNetwork, ae.Kind)
+					return
+				}
+				require.NoError(t, err)
 				assert.Equal(t, "part 0\npart 1\npart 2\npart 3\npart 4\npart 5\n", buf.String())
 				return
 			}
