@@ -156,16 +156,28 @@ func (s *Scorer) ScoreRanked(c *casefile.Case, r *CaseResult, dst []string) ([]s
 }
 
 func (s *Scorer) score(c *casefile.Case, r *CaseResult, ranked *[]string) error {
+	// Cleared in place, then set: a composite literal with the fields of c
+	// (which might alias r) is built on the stack and copied, three passes
+	// over the result's 300-odd bytes instead of one.
+	*r = CaseResult{}
+	r.File, r.Line, r.ID, r.Locale, r.Type, r.Cluster = c.File, c.Line, c.ID, c.Locale, c.Type, c.Cluster
+	r.idHash, r.hashed = idHash(c.ID), true
+	if len(c.Unknown) > 0 {
+		r.UnknownKeys = slices.Clone(c.Unknown)
+	}
 	sc := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(sc)
+	r.Locale = sc.canonicalLocale(r.Locale)
+	if r.Type == "" {
+		r.Type = "golden"
+	} else {
+		r.Type = sc.internType(r.Type)
+	}
 	// The KB behind the interface, once a case: a *kbfile.KB keys the case's
-	// ids at once (KB.StartKeys and EndKeys: the retrieved identities, then
-	// the gold and the relevant ids), its lookups not waiting on one another,
-	// and the keys tell the ids apart without comparing their bytes: an
-	// unknown id has key 0, the known ones are deduplicated and matched by
-	// their keys. The keys are started first, so that the result's set-up
-	// below overlaps the loads of the KB's slots (evicted by the streamed
-	// cases since the last case).
+	// ids at once (KB.Keys: the retrieved identities, then the gold and the
+	// relevant ids), its lookups not waiting on one another, and the keys
+	// tell the ids apart without comparing their bytes: an unknown id has key
+	// 0, the known ones are deduplicated and matched by their keys.
 	kb, direct := s.KB.(*kbfile.KB)
 	ids := sc.ranked[:0] // the retrieved identities, of a case scored here
 	if c.Scores == nil {
@@ -178,9 +190,9 @@ func (s *Scorer) score(c *casefile.Case, r *CaseResult, ranked *[]string) error 
 			ids = append(ids, id)
 		}
 	}
-	var keys []uint64
-	nr := len(ids)
+	var keys, goldKeys, relKeys []uint64
 	if direct {
+		nr := len(ids)
 		ids = append(ids, c.Gold...)
 		ids = append(ids, c.Relevant...)
 		keys = sc.keys[:0]
@@ -188,26 +200,7 @@ func (s *Scorer) score(c *casefile.Case, r *CaseResult, ranked *[]string) error 
 			keys = make([]uint64, len(ids))
 		}
 		keys = keys[:len(ids)]
-		kb.StartKeys(ids, keys)
-	}
-	// Cleared in place, then set: a composite literal with the fields of c
-	// (which might alias r) is built on the stack and copied, three passes
-	// over the result's 300-odd bytes instead of one.
-	*r = CaseResult{}
-	r.File, r.Line, r.ID, r.Locale, r.Type, r.Cluster = c.File, c.Line, c.ID, c.Locale, c.Type, c.Cluster
-	r.idHash, r.hashed = idHash(c.ID), true
-	if len(c.Unknown) > 0 {
-		r.UnknownKeys = slices.Clone(c.Unknown)
-	}
-	r.Locale = sc.canonicalLocale(r.Locale)
-	if r.Type == "" {
-		r.Type = "golden"
-	} else {
-		r.Type = sc.internType(r.Type)
-	}
-	var goldKeys, relKeys []uint64
-	if direct {
-		kb.EndKeys(ids, keys)
+		kb.Keys(ids, keys)
 		goldKeys, relKeys = keys[nr:nr+len(c.Gold)], keys[nr+len(c.Gold):]
 		ids, keys = ids[:nr], keys[:nr]
 		r.checkKeyed(c, c.Gold, goldKeys, EmptyID, UnknownCard)

@@ -183,48 +183,43 @@ func (x *idIndex) probeShort(w0, w1, j uint64) uint64 {
 	}
 }
 
-// startKeys sets keys[i] to the slot of the short table where the probe of
-// ids[i] starts, for each id of at most maxShortID bytes (0 for the others,
-// which probeKeys keys from their bytes), and prefetches those slots: the
-// first half of keys, which probeKeys ends. Between the two the caller can do
-// other work while the slots (a cache miss each when the stream has evicted
-// the table) are on their way. A short id's key words are made again for its
-// probe, from its bytes just read, so keys needs no scratch memory.
-func (x *idIndex) startKeys(ids []string, keys []uint64) {
-	keys = keys[:len(ids)]
-	for i, id := range ids {
-		var w0, w1 uint64
-		switch n := len(id); {
-		case n > maxShortID:
-			keys[i] = 0
-			continue
-		case n >= 8:
-			w0, w1 = shortKey8(id)
-		default:
-			w0, w1 = shortKey(id)
+// keys sets keys[i] to key(ids[i]) (each at most maxIndexedID bytes),
+// probeBatch ids at a time: the short ids' slots are computed first (kept in
+// keys, which needs no scratch memory to clear) and probed after, so the
+// probes (a cache miss each when the stream has evicted the table) do not
+// wait on one another or on the hashing between them; a short id's key words
+// are made again for its probe, from its bytes just read.
+func (x *idIndex) keys(ids []string, keys []uint64) {
+	for len(ids) > 0 {
+		n := min(len(ids), probeBatch)
+		for i, id := range ids[:n] {
+			var w0, w1 uint64
+			switch n := len(id); {
+			case n > maxShortID:
+				continue
+			case n >= 8:
+				w0, w1 = shortKey8(id)
+			default:
+				w0, w1 = shortKey(id)
+			}
+			keys[i] = x.shortHash(w0, w1) & x.shortMask
 		}
-		keys[i] = x.shortHash(w0, w1) & x.shortMask
+		for i, id := range ids[:n] {
+			var w0, w1 uint64
+			switch n := len(id); {
+			case n > maxShortID:
+				keys[i] = x.key(id)
+				continue
+			case n >= 8:
+				w0, w1 = shortKey8(id)
+			default:
+				w0, w1 = shortKey(id)
+			}
+			keys[i] = x.probeShort(w0, w1, keys[i])
+		}
+		ids, keys = ids[n:], keys[n:]
 	}
-	prefetchSlots(unsafe.Pointer(unsafe.SliceData(x.short)), keys) //nolint:gosec // G103: the table's base, for hints only
 }
 
-// probeKeys sets keys[i] to key(ids[i]) (each at most maxIndexedID bytes),
-// keys as startKeys left them: the short ids probed from their first slots
-// (the probes not waiting on one another or on the hashing), the others keyed
-// from their bytes.
-func (x *idIndex) probeKeys(ids []string, keys []uint64) {
-	keys = keys[:len(ids)]
-	for i, id := range ids {
-		var w0, w1 uint64
-		switch n := len(id); {
-		case n > maxShortID:
-			keys[i] = x.key(id)
-			continue
-		case n >= 8:
-			w0, w1 = shortKey8(id)
-		default:
-			w0, w1 = shortKey(id)
-		}
-		keys[i] = x.probeShort(w0, w1, keys[i]&x.shortMask)
-	}
-}
+// probeBatch is the number of ids keys hashes before it probes them.
+const probeBatch = 16

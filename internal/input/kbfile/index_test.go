@@ -104,7 +104,7 @@ func TestHasShortIDs(t *testing.T) {
 
 // TestKeys checks Keys against the map: 0 exactly for the ids that are not
 // cards, and one key per card id (two ids share a key only when they are
-// equal), in batches of 1 to 35 ids, with the index
+// equal), in batches of every size around the probe batch, with the index
 // (ids on both sides of its bound) and without it (a KB past maxIndexed).
 func TestKeys(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
@@ -141,31 +141,11 @@ func TestKeys(t *testing.T) {
 		rng.Shuffle(len(probes), func(i, j int) { probes[i], probes[j] = probes[j], probes[i] })
 		idOf := map[uint64]string{}
 		for len(probes) > 0 {
-			n := min(len(probes), 1+rng.IntN(35))
+			n := min(len(probes), 1+rng.IntN(2*probeBatch+3))
 			keys := make([]uint64, n+1)
 			keys[n] = 12345 // past len(ids): not written
 			kb.Keys(probes[:n], keys)
 			require.Equal(t, uint64(12345), keys[n])
-			// The halves give the same keys, from keys holding anything
-			// before StartKeys, with another batch's halves between them
-			// (a case's state is in its keys alone: scorers share the KB).
-			other := probes[n:min(len(probes), 2*n)]
-			garbage := func(n int) []uint64 {
-				g := make([]uint64, n)
-				for i := range g {
-					g[i] = rng.Uint64()
-				}
-				return g
-			}
-			split, otherSplit, otherKeys := garbage(n+1), garbage(len(other)), make([]uint64, len(other))
-			split[n] = 12345
-			kb.StartKeys(probes[:n], split)
-			kb.StartKeys(other, otherSplit)
-			kb.EndKeys(probes[:n], split)
-			kb.EndKeys(other, otherSplit)
-			kb.Keys(other, otherKeys)
-			require.Equal(t, keys, split, "indexed=%v", indexed)
-			require.Equal(t, otherKeys, otherSplit, "indexed=%v", indexed)
 			for i, id := range probes[:n] {
 				_, card := kb.byID[id]
 				require.Equal(t, card, keys[i] != 0, "indexed=%v id=%q", indexed, id)

@@ -81,23 +81,6 @@ func (kb *KB) Has(id string) bool {
 // of a case at once: the same answers as Has, faster than one by one, and
 // the keys tell the case's ids apart without comparing their bytes.
 func (kb *KB) Keys(ids []string, keys []uint64) {
-	kb.StartKeys(ids, keys)
-	kb.EndKeys(ids, keys)
-}
-
-// StartKeys is the first half of Keys(ids, keys): it hashes the ids into keys
-// and starts the loads of the index's slots they are probed at (prefetches),
-// so that work the caller does before EndKeys(ids, keys), with the same ids
-// and keys unchanged, overlaps the slots' cache misses. keys holds no key
-// until EndKeys.
-func (kb *KB) StartKeys(ids []string, keys []uint64) {
-	if kb.index != nil {
-		kb.index.startKeys(ids, keys)
-	}
-}
-
-// EndKeys ends Keys(ids, keys) after StartKeys(ids, keys).
-func (kb *KB) EndKeys(ids []string, keys []uint64) {
 	keys = keys[:len(ids)]
 	x := kb.index
 	if x == nil {
@@ -117,7 +100,7 @@ func (kb *KB) EndKeys(ids []string, keys []uint64) {
 		for end < len(ids) && len(ids[end]) <= maxIndexedID {
 			end++
 		}
-		x.probeKeys(ids[start:end], keys[start:end])
+		x.keys(ids[start:end], keys[start:end])
 		if end < len(ids) {
 			keys[end] = 0
 			if c, ok := kb.byID[ids[end]]; ok {
