@@ -156,6 +156,16 @@ const measureJS = `(() => {
     if (svg && svg.getScreenCTM()) px *= svg.getScreenCTM().a;
     return px;
   };
+  // isHidden, remembering the shown elements too (a text node per cell).
+  const hid = new Map();
+  const hiddenAt = (el) => {
+    if (!el || el === document.body) return false;
+    if (hid.has(el)) return hid.get(el);
+    const r = el.getBoundingClientRect();
+    const h = (r.width <= 1 && r.height <= 1 && getComputedStyle(el).overflow !== 'visible') || hiddenAt(el.parentElement);
+    hid.set(el, h);
+    return h;
+  };
   const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
   const range = document.createRange();
   for (let n = walk.nextNode(); n; n = walk.nextNode()) {
@@ -164,14 +174,30 @@ const measureJS = `(() => {
     range.selectNodeContents(n);
     if (![...range.getClientRects()].some(r => r.width > 0 && r.height > 0)) continue;
     const cs = getComputedStyle(el);
-    if (!el.checkVisibility({visibilityProperty: true}) || isHidden(el)) continue;
+    if (!el.checkVisibility({visibilityProperty: true}) || hiddenAt(el)) continue;
     tooSmall(el, scaled(el, cs), n.data);
   }
-  for (const el of document.body.querySelectorAll('*')) {
+  // The elements a rule of the page's style sheets gives a ::before or
+  // ::after (computing every element's pseudo-elements doubled a page's
+  // measuring).
+  const pseudoOf = [];
+  const rulesOf = (rules) => {
+    for (const r of rules) {
+      if (r.cssRules) rulesOf(r.cssRules);
+      if (!r.selectorText) continue;
+      for (const sel of r.selectorText.split(',')) {
+        if (/::?(before|after)\b/.test(sel)) pseudoOf.push(sel.replace(/::?(before|after)\b/g, '').trim() || '*');
+      }
+    }
+  };
+  for (const sheet of document.styleSheets) {
+    try { rulesOf(sheet.cssRules); } catch (e) { /* a sheet of another origin: none here */ }
+  }
+  for (const el of pseudoOf.length ? document.body.querySelectorAll(pseudoOf.join(',')) : []) {
     for (const pseudo of ['::before', '::after']) {
       const ps = getComputedStyle(el, pseudo);
       if (ps.content === 'none' || ps.content === 'normal' || ps.content === '""' || ps.display === 'none' || ps.visibility !== 'visible') continue;
-      if (!el.checkVisibility({visibilityProperty: true}) || isHidden(el)) continue;
+      if (!el.checkVisibility({visibilityProperty: true}) || hiddenAt(el)) continue;
       let text = ps.content;
       const attr = /^attr\(([^)]+)\)$/.exec(text);
       text = attr ? el.getAttribute(attr[1].trim()) || '' : text.replace(/^"|"$/g, '');
