@@ -119,3 +119,33 @@ func TestReusedTabStartsClean(t *testing.T) {
 	assert.Contains(t, strings.Join(third[0].ConsoleErrors, "\n"), "console.error: dirty")
 	assert.Equal(t, []string{"http://192.0.2.1/pixel.png"}, third[0].External)
 }
+
+// Text below MinText px is seen wherever a reader sees it: a text node (a
+// table's interval line at .8em of 14 px), the content of a ::before (a
+// card's label from data-label), an SVG text drawn smaller than its font size
+// by its viewBox; each kind reported once per element and size, with how many
+// more, text nodes first. Text not shown is not: in a closed <details>, display:none,
+// visibility:hidden, screen-reader only; nor text at MinText, nor an SVG text
+// drawn larger than its font size.
+func TestSmallTextIsSeen(t *testing.T) {
+	b := browsertest.Start(t)
+	p := write(t, "small.html", `<!doctype html><html><head><meta charset="utf-8"><title>small</title>
+<style>body{font-size:14px}.ci{font-size:.8em}td::before{content:attr(data-label);font-size:.85em}</style></head><body>
+<h2>Intervals</h2>
+<table><tr><td>0.5<span class="ci">[0.4, 0.6]</span></td><td>0.7<span class="ci">[0.6, 0.8]</span></td><td data-label="hit@5">0.9</td></tr></table>
+<p style="font-size:12px">twelve</p>
+<details><summary>more</summary><p style="font-size:8px">closed</p></details>
+<p style="font-size:8px;display:none">none</p><p style="font-size:8px;visibility:hidden">invisible</p>
+<div style="position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)"><span style="font-size:8px">sr only</span></div>
+<svg viewBox="0 0 100 10" width="50"><text class="shrunk" y="8" style="font-size:12px">half</text></svg>
+<svg viewBox="0 0 100 10" width="200"><text y="8" style="font-size:8px">double</text></svg>
+</body></html>`)
+	page := browsertest.Page{Name: "small", Path: p, Widths: []int{390}}
+	ms := browsertest.Measures(t, b, page)
+	require.Len(t, ms, 1)
+	assert.Equal(t, []string{
+		`span.ci under "Intervals": 11.2 px "[0.4, 0.6]" and 1 more like it`,
+		`text.shrunk under "more": 6.0 px "half"`,
+		`td under "Intervals": 11.9 px "::before hit@5"`,
+	}, ms[0].SmallText)
+}

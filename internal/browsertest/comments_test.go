@@ -130,7 +130,7 @@ func TestCommentsFitGitHubColumn(t *testing.T) {
 			require.NoError(t, err)
 			htmlPath := filepath.Join(dir, c.name+".html")
 			require.NoError(t, os.WriteFile(htmlPath, page, 0o644))
-			p := browsertest.Page{Name: "comment-" + c.name, Path: htmlPath, OpenDetails: true, Widths: []int{browsertest.CommentColumn}}
+			p := browsertest.Page{Name: "comment-" + c.name, Path: htmlPath, OpenDetails: true, Widths: []int{browsertest.CommentColumn}, GitHubStyle: true}
 			if reason, known := knownOverflow[c.name]; known {
 				ms := browsertest.Measures(t, b, p)
 				m := ms[0]

@@ -51,6 +51,7 @@ type Measure struct {
 	Overflows     []Overflow
 	Marks         map[string]int  // CSS selector -> matching elements
 	TallRows      []string        // table rows taller than TallRow px (text and height)
+	SmallText     []string        // visible text rendered below MinText px (element, size, text)
 	Background    string          // computed background colour of the page (light or dark scheme)
 	PNG           []byte          // full-page screenshot
 	Result        json.RawMessage // what Options.Script returned (JSON), measured after it ran
@@ -58,6 +59,15 @@ type Measure struct {
 
 // TallRow is the height (CSS px) above which a table row is reported as tall.
 const TallRow = 100
+
+// MinText is the smallest text a page may show, CSS px as rendered: the
+// threshold of Lighthouse's "Document uses legible font sizes" audit ("font
+// sizes less than 12px are too small to be legible and require mobile
+// visitors to pinch to zoom"). Lighthouse passes a page with up to 40% of
+// its text below it; a report's every text is held to it, since the small
+// text of a report is its figures (a table's intervals were 11.2 px on a
+// phone).
+const MinText = 12
 
 // Options of one load.
 type Options struct {
@@ -126,9 +136,79 @@ const measureJS = `(() => {
     const h = tr.getBoundingClientRect().height;
     if (h > %d) tall.push(Math.round(h) + ' px: ' + tr.textContent.replace(/\s+/g, ' ').trim().slice(0, 80));
   }
+  // Every visible text, a text node or the content of a ::before or ::after,
+  // rendered below MinText px: its font size times the scale of its SVG, if
+  // in one. Reported once per element name and size, with how many more.
+  const small = new Map(), minText = %v;
+  const tooSmall = (el, px, text) => {
+    if (px >= minText - 0.005) return;
+    let s = el.tagName.toLowerCase();
+    const cls = (el.getAttribute('class') || '').trim();
+    if (cls) s += '.' + cls.split(/\s+/).join('.');
+    const key = s + ' ' + px.toFixed(1);
+    const seen = small.get(key);
+    if (seen) { seen.n++; return; }
+    small.set(key, {n: 1, say: s + name(el).replace(/^[^ ]*/, '') + ': ' + px.toFixed(1) + ' px "' + text.replace(/\s+/g, ' ').trim().slice(0, 40) + '"'});
+  };
+  const scaled = (el, cs) => {
+    let px = parseFloat(cs.fontSize);
+    const svg = el instanceof SVGElement ? (el.ownerSVGElement || el) : null;
+    if (svg && svg.getScreenCTM()) px *= svg.getScreenCTM().a;
+    return px;
+  };
+  // isHidden, remembering the shown elements too (a text node per cell).
+  const hid = new Map();
+  const hiddenAt = (el) => {
+    if (!el || el === document.body) return false;
+    if (hid.has(el)) return hid.get(el);
+    const r = el.getBoundingClientRect();
+    const h = (r.width <= 1 && r.height <= 1 && getComputedStyle(el).overflow !== 'visible') || hiddenAt(el.parentElement);
+    hid.set(el, h);
+    return h;
+  };
+  const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  const range = document.createRange();
+  for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+    const el = n.parentElement;
+    if (!el || !n.data.trim()) continue;
+    range.selectNodeContents(n);
+    if (![...range.getClientRects()].some(r => r.width > 0 && r.height > 0)) continue;
+    const cs = getComputedStyle(el);
+    if (!el.checkVisibility({visibilityProperty: true}) || hiddenAt(el)) continue;
+    tooSmall(el, scaled(el, cs), n.data);
+  }
+  // The elements a rule of the page's style sheets gives a ::before or
+  // ::after (computing every element's pseudo-elements doubled a page's
+  // measuring).
+  const pseudoOf = [];
+  const rulesOf = (rules) => {
+    for (const r of rules) {
+      if (r.cssRules) rulesOf(r.cssRules);
+      if (!r.selectorText) continue;
+      for (const sel of r.selectorText.split(',')) {
+        if (/::?(before|after)\b/.test(sel)) pseudoOf.push(sel.replace(/::?(before|after)\b/g, '').trim() || '*');
+      }
+    }
+  };
+  for (const sheet of document.styleSheets) {
+    try { rulesOf(sheet.cssRules); } catch (e) { /* a sheet of another origin: none here */ }
+  }
+  for (const el of pseudoOf.length ? document.body.querySelectorAll(pseudoOf.join(',')) : []) {
+    for (const pseudo of ['::before', '::after']) {
+      const ps = getComputedStyle(el, pseudo);
+      if (ps.content === 'none' || ps.content === 'normal' || ps.content === '""' || ps.display === 'none' || ps.visibility !== 'visible') continue;
+      if (!el.checkVisibility({visibilityProperty: true}) || hiddenAt(el)) continue;
+      let text = ps.content;
+      const attr = /^attr\(([^)]+)\)$/.exec(text);
+      text = attr ? el.getAttribute(attr[1].trim()) || '' : text.replace(/^"|"$/g, '');
+      if (!text.trim()) continue;
+      tooSmall(el, scaled(el, ps), pseudo + ' ' + text);
+    }
+  }
+  const smallText = [...small.values()].map(v => v.say + (v.n > 1 ? ' and ' + (v.n - 1) + ' more like it' : ''));
   const marks = {};
   for (const sel of %s) marks[sel] = document.querySelectorAll(sel).length;
-  return {scrollWidth: de.scrollWidth, clientWidth: vw, height: Math.ceil(de.scrollHeight), overflows: over, marks, tall, bg: getComputedStyle(de).backgroundColor};
+  return {scrollWidth: de.scrollWidth, clientWidth: vw, height: Math.ceil(de.scrollHeight), overflows: over, marks, tall, small: smallText, bg: getComputedStyle(de).backgroundColor};
 })()`
 
 // Load opens the file in a new page at the given width and measures it. Every
@@ -295,13 +375,14 @@ func (b *Browser) Load(ctx context.Context, path string, opt Options) (*Measure,
 		Overflows   []Overflow     `json:"overflows"`
 		Marks       map[string]int `json:"marks"`
 		Tall        []string       `json:"tall"`
+		Small       []string       `json:"small"`
 		Background  string         `json:"bg"`
 	}
-	if err := s.eval(ctx, fmt.Sprintf(measureJS, TallRow, sels), &got); err != nil {
+	if err := s.eval(ctx, fmt.Sprintf(measureJS, TallRow, MinText, sels), &got); err != nil {
 		return nil, err
 	}
 	m.ScrollWidth, m.ClientWidth, m.Height = got.ScrollWidth, got.ClientWidth, got.Height
-	m.Overflows, m.Marks, m.TallRows, m.Background = outermost(got.Overflows), got.Marks, got.Tall, got.Background
+	m.Overflows, m.Marks, m.TallRows, m.SmallText, m.Background = outermost(got.Overflows), got.Marks, got.Tall, got.Small, got.Background
 	if opt.Screenshot {
 		h := min(max(got.Height, 1), 16000)
 		if opt.MaxHeight > 0 {

@@ -73,10 +73,15 @@ type Page struct {
 	// not it is shot: a page variant is shot at one width, the main pages
 	// at each.
 	Shots []int
+	// GitHubStyle says the page is drawn by GitHub's stylesheet (a Markdown
+	// comment in the comment column: its inline code is GitHub's 85% of 14
+	// px), not the project's: its text below MinText is not asserted.
+	GitHubStyle bool
 }
 
 // Check loads the page at each width and asserts no console error, no request
-// leaving the file, no horizontal overflow and the expected marks; it saves the
+// leaving the file, no horizontal overflow, no text below MinText px and the
+// expected marks; it saves the
 // screenshots into $RG_SCREENSHOTS. It returns the measures.
 func Check(t *testing.T, b *Browser, p Page) []*Measure {
 	t.Helper()
@@ -86,7 +91,8 @@ func Check(t *testing.T, b *Browser, p Page) []*Measure {
 }
 
 // Assert is Check's assertions on measures already taken (Measures): no
-// console error, no request leaving the file, no horizontal overflow, and the
+// console error, no request leaving the file, no horizontal overflow, no
+// text below MinText px (but on a GitHubStyle page), and the
 // marks of p (a subset of those measured). Tests that read one set of loads
 // each assert their part.
 func Assert(t *testing.T, p Page, ms []*Measure) {
@@ -104,6 +110,11 @@ func Assert(t *testing.T, p Page, ms []*Measure) {
 		}
 		for _, o := range m.Overflows {
 			t.Errorf("%s%soverflow: %s", p.Name, w, o)
+		}
+		if !p.GitHubStyle {
+			for _, s := range m.SmallText {
+				t.Errorf("%s%stext below %d px: %s", p.Name, w, MinText, s)
+			}
 		}
 		for sel, want := range p.Marks {
 			if got := m.Marks[sel]; got != want {

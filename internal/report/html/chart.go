@@ -271,10 +271,6 @@ func textWidth(s string) float64 { return float64(utf8.RuneCountInString(s)) * c
 // loneBand is the width of a lone point's interval band (user units).
 const loneBand = 8
 
-// markerW is a marker label's width relative to textWidth (12 px type
-// against the chart's 14).
-const markerW = 12.0 / 14
-
 // legend lists the series with a swatch drawn as their marks are: a box
 // (bars; a dashed series: a tint with a dashed outline, as its bars) or a
 // short line (lines; solid or dashed).
@@ -561,7 +557,7 @@ func (c LineChart) svg(s *strings.Builder, ax axis, lay layout) {
 		if mi+1 < len(c.Markers) {
 			end = x(c.Markers[mi+1].X) - 4
 		}
-		if lab := clip(m.Label, 220); x(m.X)+3+textWidth(lab)*markerW <= end {
+		if lab := clip(m.Label, 220); x(m.X)+3+textWidth(lab) <= end {
 			s.WriteString(`<text class="marker-label" x="` + px(x(m.X)+3) + `" y="` + px(top+10) + `">` + Esc(lab) + "</text>")
 		}
 		s.WriteString("</g>\n")

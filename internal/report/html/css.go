@@ -4,7 +4,10 @@ package html
 // prefers-color-scheme), one column below 1100 px, each chart's drawing
 // nearest its box's width (layout; without container queries the wide one,
 // at most 640 px), and the Okabe–Ito
-// colour-blind-safe palette (lightened in dark mode) for the series.
+// colour-blind-safe palette (lightened in dark mode) for the series. No text
+// is below 12 px (browsertest.MinText): the smaller type (.8em and .85em of
+// the body's 15 px, 14 px on a phone) is max(12px, …), and a chart's marker
+// labels are its other text's 14 units.
 const css = `
 :root{--bg:#fff;--fg:#1f2328;--muted:#59636e;--line:#d1d9e0;--grid:#eaeef2;--panel:#f6f8fa;--accent:#0969da;
 --c0:#0072b2;--c1:#e69f00;--c2:#009e73;--c3:#cc79a7;--c4:#56b4e9;--c5:#d55e00;--c6:#8c7a00;--c7:#7f7f7f;color-scheme:light dark}
@@ -25,9 +28,9 @@ summary{cursor:pointer;color:var(--accent);margin:0 0 8px}
 code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberation Mono",monospace;font-size:.9em}
 .kpis{display:grid;grid-template-columns:repeat(auto-fit,minmax(220px,1fr));gap:12px;margin:16px 0}
 .kpi{border:1px solid var(--line);border-radius:8px;padding:12px 16px;background:var(--panel);min-width:0}
-.kpi-label{color:var(--muted);font-size:.85em}
+.kpi-label{color:var(--muted);font-size:max(12px,.85em)}
 .kpi-value{font-size:1.9em;font-weight:600;line-height:1.2;overflow-wrap:break-word}
-.kpi-detail{color:var(--muted);font-size:.85em;overflow-wrap:anywhere}
+.kpi-detail{color:var(--muted);font-size:max(12px,.85em);overflow-wrap:anywhere}
 .grid{display:grid;grid-template-columns:minmax(0,1fr);gap:16px 28px}
 @media (min-width:1100px){.grid{grid-template-columns:minmax(0,1.15fr) minmax(0,1fr)}}
 .cell{min-width:0}
@@ -35,10 +38,10 @@ code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberation Mono",mo
 table{border-collapse:collapse;font-variant-numeric:tabular-nums;width:auto;min-width:min(100%,760px);max-width:100%}
 caption{text-align:left;font-weight:600;padding:0 0 6px}
 th,td{padding:5px 8px;border-bottom:1px solid var(--line);text-align:left;vertical-align:top;overflow-wrap:anywhere}
-thead th{font-size:.85em;color:var(--muted);font-weight:600;border-bottom:2px solid var(--line);overflow-wrap:normal;word-break:normal;hyphens:none}
+thead th{font-size:max(12px,.85em);color:var(--muted);font-weight:600;border-bottom:2px solid var(--line);overflow-wrap:normal;word-break:normal;hyphens:none}
 tbody th{font-weight:500}
 .num{text-align:right;white-space:nowrap}
-.ci{display:block;font-size:.8em;color:var(--muted)}
+.ci{display:block;font-size:max(12px,.8em);color:var(--muted)}
 .chart{margin:0 0 16px;min-width:0;container-type:inline-size}
 .chart figcaption{font-weight:600;margin:0 0 4px}
 .chart svg{display:block;width:100%;height:auto;overflow:visible}
@@ -55,13 +58,13 @@ tbody th{font-weight:500}
 .chart .whisker{stroke:var(--fg);stroke-width:1.3;fill:none}
 .chart .marker{stroke:var(--muted);stroke-width:1;stroke-dasharray:3 3}
 .chart .chosen{stroke:var(--accent);stroke-width:2;opacity:.6}
-.chart .marker-label{fill:var(--muted);font-size:12px}
+.chart .marker-label{fill:var(--muted)}
 .chart .line{fill:none;stroke-width:2}
 .chart .line.dashed{stroke-dasharray:6 4}
 .chart .line.dotted{stroke-dasharray:1.5 3.5;stroke-linecap:round}
 .chart .line.dashed.dotted{stroke-dasharray:7 3 1.5 3}
 .chart .band{stroke:none;opacity:.12}
-.legend{list-style:none;padding:0;margin:0 0 6px;display:flex;flex-wrap:wrap;gap:4px 14px;font-size:.85em}
+.legend{list-style:none;padding:0;margin:0 0 6px;display:flex;flex-wrap:wrap;gap:4px 14px;font-size:max(12px,.85em)}
 .legend li{display:flex;align-items:center;gap:6px;min-width:0;overflow-wrap:anywhere}
 .sw{display:inline-block;width:16px;height:11px;border-radius:2px;flex:none;color:var(--c);background:currentColor}
 .sw.dashed{background:color-mix(in srgb,currentColor 28%,transparent);border:2px dashed currentColor}
@@ -90,6 +93,6 @@ table.cards tbody th,.rg-qtable tbody th,table.cards .num,.rg-qtable .num,#rg-ta
 table.cards thead{display:none}table.cards tr{border:1px solid var(--line);border-radius:8px;margin:0 0 8px;padding:4px 10px}
 table.cards tbody th{white-space:normal;border-bottom:1px solid var(--line);padding:4px 0}
 table.cards td{display:flex;justify-content:space-between;align-items:baseline;gap:12px;border-bottom:0;padding:3px 0}
-table.cards td::before{content:attr(data-label);color:var(--muted);font-size:.85em;text-align:left}
+table.cards td::before{content:attr(data-label);color:var(--muted);font-size:max(12px,.85em);text-align:left}
 table.cards td .cv{text-align:right;min-width:0}table.cards td.num .cv{white-space:nowrap}}
 `

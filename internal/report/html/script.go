@@ -228,7 +228,7 @@ const over = (box, m, chosen) => {
       // A label only where it fits before the next marker and inside the plot.
       const lab = r.changed.length > 29 ? r.changed.slice(0, 28) + "\u2026" : r.changed;
       const end = ci + 1 < changed.length ? x(changed[ci + 1][1]) - 4 : W - right;
-      if (x(i) + 3 + [...lab].length * cw * 12 / 14 <= end) g.append(el(SVG, "text", {class: "marker-label", x: r1(x(i) + 3), y: top + 10}, lab));
+      if (x(i) + 3 + [...lab].length * cw <= end) g.append(el(SVG, "text", {class: "marker-label", x: r1(x(i) + 3), y: top + 10}, lab));
       svg.append(g);
     });
     svg.append(el(SVG, "line", {...mark("chosen"), class: "chosen", x1: r1(x(chosen)), x2: r1(x(chosen)), y1: top, y2: bottom}, ...tip("shown above: " + D.runs[chosen].label)));
