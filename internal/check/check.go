@@ -212,7 +212,11 @@ func scoreCases(ctx context.Context, in In, o Options, bl *baselineRun) (*gate.R
 	// Nothing keeps a case's strings beyond emit but the accumulator and the
 	// baseline's comparer, which copy what they keep (its listed cases): they
 	// may view the read blocks.
-	err := casefile.MapCasesWith(ctx, in.Cases, in.CasesName, casefile.MapOptions{StringsInLine: true, NoScores: true, RetrievalK: true}, work, emit)
+	mo := casefile.MapOptions{StringsInLine: true, NoScores: true, RetrievalK: true}
+	if in.KB != nil {
+		mo.Keyer = in.KB // the scorer's (ids read from Parquet dictionaries, keyed once an entry)
+	}
+	err := casefile.MapCasesWith(ctx, in.Cases, in.CasesName, mo, work, emit)
 	// Duplicate ids are found once the stream ends (gate.idLog): a duplicate
 	// before the error that ended it is the error a case-by-case check meets
 	// first, so it wins (every case emitted precedes the error's line).

@@ -109,6 +109,52 @@ func TestScoreDirectKBAsCardSet(t *testing.T) {
 			require.Equal(t, wantRanked, gotRanked, "trial %d", trial)
 			require.NoError(t, keyed.ScoreInto(&c, &got))
 			require.Equal(t, want, got, "trial %d", trial)
+			// The identities keyed by the reader (casefile.MapOptions.Keyer):
+			// the same results.
+			c.Keyer, c.RetrievedKeys = real, make([]uint64, len(c.Retrieved))
+			ids := make([]string, len(c.Retrieved))
+			for i, e := range c.Retrieved {
+				ids[i] = e.Identity()
+			}
+			real.Keys(ids, c.RetrievedKeys)
+			gotRanked, err = keyed.ScoreRanked(&c, &got, nil)
+			require.NoError(t, err)
+			require.Equal(t, want, got, "trial %d, keyed by the reader", trial)
+			require.Equal(t, wantRanked, gotRanked, "trial %d, keyed by the reader", trial)
 		}
+	}
+}
+
+// The scorer of a *kbfile.KB takes a case's retrieved keys from the case
+// (Case.RetrievedKeys, keyed once per Parquet dictionary entry) when they
+// are that KB's, one an entry; it keys the identities itself otherwise.
+func TestScoreCaseKeys(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "kb.jsonl")
+	require.NoError(t, os.WriteFile(path, []byte(`{"id": "a", "title": "t", "text": "x"}
+{"id": "b", "title": "t", "text": "x"}
+{"id": "g", "title": "t", "text": "x"}
+`), 0o644))
+	kb1, err := kbfile.Load(t.Context(), path)
+	require.NoError(t, err)
+	kb2, err := kbfile.Load(t.Context(), path)
+	require.NoError(t, err)
+	s := &Scorer{KB: kb1, K: 2}
+	for _, tt := range []struct {
+		name    string
+		keyer   casefile.Keyer
+		keys    []uint64
+		unknown int
+	}{
+		{"the KB's keys, every id unknown by them", kb1, []uint64{0, 0}, 2},
+		{"another KB's", kb2, []uint64{0, 0}, 0},
+		{"not one an entry", kb1, []uint64{0}, 0},
+		{"no keyer", nil, []uint64{0, 0}, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := casefile.Case{File: "f", Line: 1, ID: "x", Gold: []string{"g"}, Retrieved: rs("a", "b"), Keyer: tt.keyer, RetrievedKeys: tt.keys}
+			var r CaseResult
+			require.NoError(t, s.ScoreInto(&c, &r))
+			assert.Equal(t, tt.unknown, r.UnknownRetrieved)
+		})
 	}
 }

@@ -200,7 +200,14 @@ func (s *Scorer) score(c *casefile.Case, r *CaseResult, ranked *[]string) error 
 			keys = make([]uint64, len(ids))
 		}
 		keys = keys[:len(ids)]
-		kb.Keys(ids, keys)
+		if c.Keyer != nil && c.Keyer == casefile.Keyer(kb) && len(c.RetrievedKeys) == nr {
+			// Keyed by the reader, once per dictionary entry
+			// (casefile.MapOptions.Keyer): the gold and relevant ids only.
+			copy(keys, c.RetrievedKeys)
+			kb.Keys(ids[nr:], keys[nr:])
+		} else {
+			kb.Keys(ids, keys)
+		}
 		goldKeys, relKeys = keys[nr:nr+len(c.Gold)], keys[nr+len(c.Gold):]
 		ids, keys = ids[:nr], keys[:nr]
 		r.checkKeyed(c, c.Gold, goldKeys, EmptyID, UnknownCard)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"unsafe"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/encoding"
@@ -88,8 +89,18 @@ type ParquetCol struct {
 	base   uint32
 	Ends   []uint32
 	Floats []float64
-	rows   []ParquetMark // where each row of the batch starts
+	// Keys, for a column keyed by ParquetRows.KeyDict, is empty or holds a
+	// key per string of Ends: the key of a string read from a dictionary,
+	// computed once per dictionary entry, or ParquetNoKey for one read from a
+	// plain page. Empty when no string of the batch was read from a
+	// dictionary.
+	Keys []uint64
+	rows []ParquetMark // where each row of the batch starts
 }
+
+// ParquetNoKey is the key in ParquetCol.Keys of a string that was not read
+// from a dictionary.
+const ParquetNoKey = ^uint64(0)
 
 // ParquetMark is where a row starts in a ParquetCol's buffers (Defs, Ends,
 // Floats) and its strings in the arena (Base).
@@ -97,7 +108,7 @@ type ParquetMark struct{ Defs, Ends, Floats, Base uint32 }
 
 // Reset empties the buffers for a new batch of rows.
 func (c *ParquetCol) Reset() {
-	c.Defs, c.reps, c.Ends, c.Floats, c.rows = c.Defs[:0], c.reps[:0], c.Ends[:0], c.Floats[:0], c.rows[:0]
+	c.Defs, c.reps, c.Ends, c.Floats, c.rows, c.Keys = c.Defs[:0], c.reps[:0], c.Ends[:0], c.Floats[:0], c.rows[:0], c.Keys[:0]
 }
 
 // Row sets v to the i-th row of the batch (a view of c's buffers, its
@@ -209,6 +220,19 @@ func (r *ParquetRows) FastLeaf(col int) bool {
 		return true
 	}
 	return false
+}
+
+// KeyDict has the strings of string column col that are read from a
+// dictionary keyed by keys (called with each dictionary's strings once, on
+// the reader's goroutine; the strings are valid during the call only): each
+// such string's key is appended to ParquetCol.Keys (see there). A
+// dictionary-encoded column of repeated ids (as Spark, DuckDB and pyarrow
+// write them) is then keyed once per distinct id of a column chunk instead of
+// once per value.
+func (r *ParquetRows) KeyDict(col int, keys func(strs []string, keys []uint64)) {
+	if r.cols[col].kind == parquet.ByteArray {
+		r.cols[col].keyFn = keys
+	}
 }
 
 // NumCols is the number of leaf columns (of the buffers Next takes).
@@ -493,6 +517,12 @@ type pqCursor struct {
 	// starts among the page's levels (lb[j]) and, from the run's start,
 	// among its values (vb[j]) and string bytes (bb[j]).
 	lb, vb, bb []int
+	// KeyDict's: the function, the dictionary keyed last (held, so that a
+	// new dictionary is never at its address) and its strings' keys.
+	keyFn    func([]string, []uint64)
+	keyDict  parquet.Dictionary
+	dictKeys []uint64
+	keyStrs  []string
 }
 
 // run returns how many whole rows the page holds from the next level, at
@@ -609,6 +639,31 @@ func (k *pqCursor) start(p parquet.Pages) {
 	k.pages, k.page, k.n, k.li = p, nil, 0, 0
 }
 
+// keyDictionary keys the strings of the dictionary dict, which the cursor's
+// values are now (setValues).
+func (k *pqCursor) keyDictionary(dict parquet.Dictionary) {
+	n := len(k.offs) - 1
+	k.keyStrs = k.keyStrs[:0]
+	for i := range n {
+		s := k.data[k.offs[i]:k.offs[i+1]]
+		k.keyStrs = append(k.keyStrs, unsafe.String(unsafe.SliceData(s), len(s))) //nolint:gosec // G103: a view of the dictionary's bytes for the call to keyFn only
+	}
+	if cap(k.dictKeys) < n {
+		k.dictKeys = make([]uint64, n)
+	}
+	k.dictKeys = k.dictKeys[:n]
+	k.keyFn(k.keyStrs, k.dictKeys)
+	clear(k.keyStrs) // no view of the dictionary kept
+	k.keyDict = dict
+}
+
+// padKeys gives the strings of dst that have no key ParquetNoKey.
+func (k *pqCursor) padKeys(dst *ParquetCol) {
+	for len(dst.Keys) < len(dst.Ends) {
+		dst.Keys = append(dst.Keys, ParquetNoKey)
+	}
+}
+
 func (k *pqCursor) close() {
 	if k.page != nil {
 		parquet.Release(k.page)
@@ -617,7 +672,7 @@ func (k *pqCursor) close() {
 		k.pages.Close()
 		k.pages = nil
 	}
-	k.page = nil
+	k.page, k.keyDict, k.dictKeys = nil, nil, k.dictKeys[:0]
 	k.n, k.li = 0, 0
 }
 
@@ -677,6 +732,9 @@ func (k *pqCursor) nextPage() error {
 				if i < 0 || int(i) >= dn {
 					return fmt.Errorf("a dictionary index %d out of [0, %d)", i, dn)
 				}
+			}
+			if k.keyFn != nil && (dict != k.keyDict || len(k.dictKeys) != len(k.offs)-1) {
+				k.keyDictionary(dict)
 			}
 		} else {
 			if err := k.setValues(&data); err != nil {
@@ -788,7 +846,8 @@ func (k *pqCursor) readRow(data *[]byte, dst *ParquetCol, m ParquetMark) error {
 }
 
 // dictStrings appends the dictionary's strings idx to *data, their ends to
-// dst. A string of at most 16 bytes is copied as 16 (no call to memmove):
+// dst (and their keys to dst.Keys when the column is keyed, KeyDict: the
+// caller has padded and grown Keys). A string of at most 16 bytes is copied as 16 (no call to memmove):
 // the bytes after it are the dictionary's, and those past the arena's length
 // are overwritten by what follows or never read.
 func (k *pqCursor) dictStrings(data *[]byte, dst *ParquetCol, idx []int32) {
@@ -797,7 +856,15 @@ func (k *pqCursor) dictStrings(data *[]byte, dst *ParquetCol, idx []int32) {
 	ends := dst.Ends[e0:]
 	d, src, offs := *data, k.data, k.offs
 	pos := len(d)
+	var keys, dk []uint64
+	if k.keyFn != nil {
+		dst.Keys = dst.Keys[:e0+len(idx)]
+		keys, dk = dst.Keys[e0:], k.dictKeys
+	}
 	for j, x := range idx {
+		if keys != nil {
+			keys[j] = dk[x]
+		}
 		o, e := offs[x], offs[x+1]
 		if n := int(e - o); n <= 16 && int(o)+16 <= len(src) && pos+16 <= cap(d) {
 			*(*[16]byte)(d[pos : pos+16]) = *(*[16]byte)(src[o : o+16])
@@ -827,9 +894,17 @@ func (k *pqCursor) values(data *[]byte, dst *ParquetCol, m int) {
 			for _, o := range off[1:] {
 				dst.Ends = append(dst.Ends, base+o)
 			}
+		} else {
+			if k.keyFn != nil {
+				k.padKeys(dst) // a dictionary's after plain strings
+				dst.Keys = slices.Grow(dst.Keys, m)
+			}
+			k.dictStrings(data, dst, k.idx[i:i+m])
 			return
 		}
-		k.dictStrings(data, dst, k.idx[i:i+m])
+		if k.keyFn != nil && len(dst.Keys) > 0 {
+			k.padKeys(dst) // plain after a dictionary's strings
+		}
 	case parquet.Float:
 		if k.idx == nil {
 			for _, x := range k.floats[i : i+m] {

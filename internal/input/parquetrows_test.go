@@ -391,3 +391,104 @@ func TestParquetNextRowsDictStrings(t *testing.T) {
 		require.Equal(t, want, got, "one %v", one)
 	}
 }
+
+// KeyDict keys a dictionary column's strings once per dictionary (a row
+// group's chunk), whatever its pages, and gives each string read from it
+// its key in ParquetCol.Keys, by Next and NextRows alike; a string read from
+// a PLAIN page (the dictionary's fallback midway) has ParquetNoKey, and a
+// batch with no string from a dictionary has no keys.
+func TestParquetKeyDict(t *testing.T) {
+	r := rand.New(rand.NewPCG(16, 35))
+	var rows []rowsCase
+	for i := range 600 {
+		c := rowsCase{ID: fmt.Sprint(i)}
+		for range r.IntN(6) {
+			s := fmt.Sprint("doc-", r.IntN(40))
+			if r.IntN(9) == 0 {
+				s = strings.Repeat("y", 1+r.IntN(60))
+			}
+			c.Retrieved = append(c.Retrieved, rowsEntry{ID: &s})
+		}
+		rows = append(rows, c)
+	}
+	const idCol = 5 // retrieved's id
+	key := func(s string) uint64 { return uint64(len(s))<<32 | uint64(s[len(s)-1]) }
+	for _, tt := range []struct {
+		name     string
+		opts     []parquet.WriterOption
+		groups   int
+		fallback bool
+	}{
+		{"one dictionary, many pages", []parquet.WriterOption{parquet.PageBufferSize(256)}, 1, false},
+		{"a dictionary a row group", []parquet.WriterOption{parquet.PageBufferSize(256), parquet.MaxRowsPerRowGroup(100)}, 6, false},
+		{"the dictionary falls back to PLAIN", []parquet.WriterOption{parquet.PageBufferSize(256), parquet.DictionaryMaxBytes(200), parquet.MaxRowsPerRowGroup(300)}, 2, true},
+	} {
+		p := filepath.Join(t.TempDir(), "k.parquet")
+		writeParquet(t, p, rows, tt.opts...)
+		for _, one := range []bool{true, false} {
+			f, err := os.Open(p)
+			require.NoError(t, err)
+			pr, err := input.OpenParquetRows(context.Background(), p, f)
+			require.NoError(t, err)
+			calls, dicts := 0, 0
+			pr.KeyDict(idCol, func(strs []string, keys []uint64) {
+				dicts++
+				calls += len(strs)
+				for i, s := range strs {
+					keys[i] = key(s)
+				}
+			})
+			cols := make([]input.ParquetCol, pr.NumCols())
+			keyed, plain := 0, 0
+			for {
+				var arena []byte
+				for c := range cols {
+					cols[c].Reset()
+				}
+				n := 0
+				if one {
+					for ; n < 7; n++ {
+						if arena, err = pr.Next(arena, cols); err != nil {
+							break
+						}
+					}
+				} else {
+					arena, n, err = pr.NextRows(arena, cols, 7, 1<<20)
+				}
+				if n == 0 {
+					require.ErrorIs(t, err, io.EOF)
+					break
+				}
+				c := &cols[idCol]
+				if len(c.Keys) == 0 {
+					plain += len(c.Ends)
+					continue
+				}
+				require.Len(t, c.Keys, len(c.Ends), "%s: a key per string", tt.name)
+				var v input.ParquetCol
+				for i, m := range c.Marks() {
+					c.Row(i, arena, &v)
+					for j := range v.Ends {
+						k := c.Keys[int(m.Ends)+j]
+						if k == input.ParquetNoKey {
+							plain++
+							continue
+						}
+						keyed++
+						require.Equal(t, key(string(v.Str(j))), k, "%s: the key of %q", tt.name, v.Str(j))
+					}
+				}
+			}
+			pr.Close()
+			f.Close()
+			require.Equal(t, tt.groups, dicts, "%s: one dictionary a row group keyed once", tt.name)
+			require.Greater(t, keyed, 200, tt.name)
+			require.Less(t, calls, keyed/2, "%s: keyed per entry, not per value", tt.name)
+			if tt.fallback {
+				require.Greater(t, plain, 100, "%s: strings after the fallback", tt.name)
+			} else {
+				require.Zero(t, plain, tt.name)
+			}
+		}
+	}
+}

@@ -56,6 +56,13 @@ type Case struct {
 	Relevant     []string
 	Retrieved    []Retrieved
 	HasRetrieved bool
+	// RetrievedKeys, when Keyer is not nil, are the keys Keyer gives the
+	// identities of Retrieved, one an entry, in order: the Parquet cases'
+	// fast path sets them for a case whose identities were all read from
+	// dictionaries (MapOptions.Keyer), keyed once per dictionary entry, so
+	// that the scorer of that KB does not key them again. Nil Keyer: no keys.
+	RetrievedKeys []uint64
+	Keyer         Keyer
 	// Scores holds precomputed per-case scores; nil when the case has no `scores`.
 	Scores map[string]float64
 	// Unknown holds the case's top-level keys that are no field of a case (in
@@ -137,6 +144,12 @@ func MapCases[T any](ctx context.Context, r io.Reader, file string, workers int,
 		func(t *T) error { return emit(*t) })
 }
 
+// Keyer keys card ids: Keys sets keys[i] to the key of ids[i] (kbfile.KB's
+// Keys).
+type Keyer interface {
+	Keys(ids []string, keys []uint64)
+}
+
 // MapOptions are the settings of MapCasesWith.
 type MapOptions struct {
 	Workers int // goroutines calling work; <= 0: GOMAXPROCS
@@ -156,6 +169,11 @@ type MapOptions struct {
 	// that is not an integer of at least 1, is an input error on every line
 	// (CaseParser.RetrievalK): for check, which reads the run's k from it.
 	RetrievalK bool
+	// Keyer: the retrieved identities read from Parquet dictionaries are
+	// keyed by it once per dictionary entry, and a case whose identities all
+	// were gets their keys (Case.RetrievedKeys): for a caller that keys them
+	// with this Keyer (check's scorer). Nil: no case has keys.
+	Keyer Keyer
 }
 
 // MapCasesWith is MapCases with options, and with work writing its result in

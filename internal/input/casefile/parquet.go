@@ -205,6 +205,7 @@ type pqRows struct {
 	arena []byte             // the strings of its rows
 	ascii bool               // arena is all ASCII (the worker's)
 	plan  *pqPlan            // the shard's
+	keyer Keyer              // MapOptions.Keyer
 	liner *input.ParquetLiner
 	line  int   // the first row's line (its place in the input, from 1)
 	row   int64 // the first row's number in its shard, from 1
@@ -268,7 +269,8 @@ func (w *pqWorker) makeCases(file string, b *pqRows) {
 	b.listCol(pl.gold, &a, unsafe.Offsetof(Case{}.Gold), bad)
 	b.listCol(pl.relevant, &a, unsafe.Offsetof(Case{}.Relevant), bad)
 	for i := range cs {
-		cs[i].Retrieved, cs[i].HasRetrieved = cs[i].Retrieved[:0], false
+		c := &cs[i]
+		c.Retrieved, c.HasRetrieved, c.RetrievedKeys, c.Keyer = c.Retrieved[:0], false, c.RetrievedKeys[:0], nil
 	}
 	if pl.hasRet {
 		b.retrievedCols(pl, &a, bad)
@@ -428,6 +430,15 @@ func (b *pqRows) retrievedCols(pl *pqPlan, a *pqStrings, bad []bool) {
 		s := &b.cols[pl.retScore.col]
 		sMarks, sDefs, scores = s.Marks()[:len(cs)], s.Defs, s.Floats
 	}
+	// The identities' keys (KeyDict): a case has them when each of its
+	// identities was read from a dictionary.
+	var idKeys, pKeys []uint64
+	if b.keyer != nil {
+		idKeys = ids.Keys
+		if pl.retParent.col >= 0 {
+			pKeys = b.cols[pl.retParent.col].Keys
+		}
+	}
 	data, idEnds := b.arena, ids.Ends
 	dID, dItem, dParent, dScore := pl.retID.dField, pl.retItem, pl.retParent.dField, pl.retScore.dField
 	for i, m := range idMarks {
@@ -460,12 +471,17 @@ func (b *pqRows) retrievedCols(pl *pqPlan, a *pqStrings, bad []bool) {
 			sd, sv = sDefs[sm.Defs:sm.Defs+uint32(n)], sm.Floats //nolint:gosec // G115: a row's levels fit
 		}
 		ok := true
+		keys, keyed := c.RetrievedKeys[:0], len(idKeys) > 0
 		for k, d := range rd {
 			if int(d) < dItem || int(d) < dID || iv >= idEnd {
 				ok = false // a null entry, or no id
 				break
 			}
 			end := idEnds[iv]
+			key := input.ParquetNoKey
+			if keyed {
+				key = idKeys[iv]
+			}
 			iv++
 			if end <= idStart {
 				ok = false // an empty id
@@ -487,6 +503,16 @@ func (b *pqRows) retrievedCols(pl *pqPlan, a *pqStrings, bad []bool) {
 				}
 				pStart = end
 				e.ParentID = p
+				if p != "" { // the identity
+					key = input.ParquetNoKey
+					if len(pKeys) > 0 {
+						key = pKeys[pv-1]
+					}
+				}
+			}
+			if keyed {
+				keyed = key != input.ParquetNoKey
+				keys = append(keys, key)
 			}
 			if sd != nil && int(sd[k]) >= dScore {
 				x := scores[sv]
@@ -503,6 +529,10 @@ func (b *pqRows) retrievedCols(pl *pqPlan, a *pqStrings, bad []bool) {
 			continue
 		}
 		c.Retrieved = out
+		c.RetrievedKeys = keys
+		if keyed {
+			c.Keyer = b.keyer
+		}
 	}
 }
 
@@ -611,6 +641,12 @@ func mapParquet[T any](ctx context.Context, src parquetShards, paths []string, f
 				fail(err)
 				return
 			}
+			if pl := &plans[i]; o.Keyer != nil && pl.hasRet {
+				r.KeyDict(pl.retID.col, o.Keyer.Keys)
+				if pl.retParent.col >= 0 {
+					r.KeyDict(pl.retParent.col, o.Keyer.Keys)
+				}
+			}
 			liner := r.Liner()
 			nrows := 0
 			for {
@@ -619,7 +655,7 @@ func mapParquet[T any](ctx context.Context, src parquetShards, paths []string, f
 						r.Close()
 						return
 					}
-					b.plan, b.liner, b.line, b.row = &plans[i], liner, line+1, r.Row()+1
+					b.plan, b.liner, b.line, b.row, b.keyer = &plans[i], liner, line+1, r.Row()+1, o.Keyer
 					if cap(b.cols) < r.NumCols() {
 						b.cols = make([]input.ParquetCol, r.NumCols())
 					}

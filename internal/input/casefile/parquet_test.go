@@ -423,6 +423,15 @@ func FuzzParquetCases(f *testing.F) {
 		}
 		inputtest.AddFileSeed(f, p)
 	}
+	p := filepath.Join(dir, "seed-dict.parquet") // dictionary-encoded retrieved ids
+	rows := make([]pqDictCase, 6)
+	for j := range rows {
+		id, parent := goodStr(r), goodStr(r)
+		rows[j] = pqDictCase{ID: fmt.Sprint(j), Gold: []string{"a"}, Retrieved: []pqDictEntry{{ID: &id}, {ID: &parent, ParentID: &id}}}
+	}
+	writePQ(f, p, rows, parquet.PageBufferSize(128), parquet.MaxRowsPerRowGroup(4))
+	inputtest.AddFileSeed(f, p)
+	known := map[string]uint64{"a": 1, "c1": 2, "doc-7": 3, "日本": 4}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p := inputtest.ParquetFuzzFile(t, b)
 		if p == "" {
@@ -432,6 +441,20 @@ func FuzzParquetCases(f *testing.F) {
 		got, gotErr := readCases(t, p, true, true, 2)
 		if wantErr == "" && gotErr == "" {
 			require.Equal(t, want, got)
+			// The same cases with the dictionaries' ids keyed, and their
+			// keys the identities'.
+			keyed, err := readKeyed(t, p, &testKeyer{known: known}, 2)
+			require.Empty(t, err)
+			require.Len(t, keyed, len(want))
+			for j, c := range keyed {
+				require.Equal(t, want[j], c.pqCaseView)
+				if c.keys != nil {
+					require.Len(t, c.keys, len(c.Retrieved))
+					for i, e := range c.Retrieved {
+						require.Equal(t, known[e.Identity()], c.keys[i])
+					}
+				}
+			}
 		}
 	})
 }
