@@ -242,11 +242,26 @@ func scoreCases(ctx context.Context, in In, o Options, bl *baselineRun) (*gate.R
 
 // idsReadAgain is the id of the case at a line of r, read again from the
 // file (gate.Accumulator.IDsFrom), when r is a regular file (read from its
-// offset now on); nil for any other reader (a pipe; shards), whose ids the
+// offset now on) or Parquet shards that are regular files
+// (input.Sharded.ParquetLineAt: the row's line, from the row group holding
+// it); nil for any other reader (a pipe; text shards), whose ids the
 // accumulator keeps. The lines before are skipped, not decoded: they were
 // read as cases once already (a file changed since gives an id the
 // accumulator refuses). An id not found (a blank line, past the end) is "".
 func idsReadAgain(ctx context.Context, r io.Reader, name string) func(line int) (string, error) {
+	if s, ok := r.(*input.Sharded); ok {
+		lineAt := s.ParquetLineAt()
+		if lineAt == nil {
+			return nil
+		}
+		return func(line int) (string, error) {
+			b, err := lineAt(line)
+			if err != nil || b == nil {
+				return "", err
+			}
+			return parseID(b, name, line)
+		}
+	}
 	f, ok := r.(*os.File)
 	if !ok {
 		return nil
@@ -287,13 +302,18 @@ func idsReadAgain(ctx context.Context, r io.Reader, name string) func(line int) 
 		if input.IsBlank(b) {
 			return "", nil
 		}
-		var p casefile.CaseParser
-		var c casefile.Case
-		if err := p.Parse(b, name, line, &c); err != nil {
-			return "", err
-		}
-		return strings.Clone(c.ID), nil
+		return parseID(b, name, line)
 	}
+}
+
+// parseID is the id of the case on a line read again.
+func parseID(b []byte, name string, line int) (string, error) {
+	var p casefile.CaseParser
+	var c casefile.Case
+	if err := p.Parse(b, name, line, &c); err != nil {
+		return "", err
+	}
+	return strings.Clone(c.ID), nil
 }
 
 // rankedBufs are the workers' buffers of a case's ranked identities.
