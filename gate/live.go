@@ -205,7 +205,7 @@ func withCleanup(err, cleanup error) error {
 
 // CleanupError is the failure of Live's cleanup: the temporary collection it
 // created in a store with a server could not be deleted, and is left there
-// (Err names it: delete it on the server). Live returns it with a complete
+// (Err names it and the command that deletes it on the server). Live returns it with a complete
 // Report when the run ended, joined to the run's error when the run failed.
 type CleanupError struct {
 	Err error
