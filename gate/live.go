@@ -145,9 +145,9 @@ func (o *LiveOptions) retrieval() (retrieve.RunOptions, error) {
 // "pt-BR" cards). The report is the one of `retrieve` followed by `check` (the
 // cases' file name is the Cases reader's Name(), else "stdin"). A temporary
 // collection of a store with a server is deleted at the end, also after an
-// error or once ctx is cancelled (the delete then has 0.3 s at most). A
-// delete that fails leaves the collection on the server, and Live returns a
-// *CleanupError that says so: with the Report when the run itself ended (the
+// error or once ctx is cancelled (the delete then has until 0.75 s after
+// ctx's end). A delete that fails may leave the collection on the server, and
+// Live returns a *CleanupError that names it: with the Report when the run itself ended (the
 // report is complete, its verdict stands), joined to the run's error when
 // the run failed; errors.As tells it apart.
 func Live(ctx context.Context, o LiveOptions) (*Report, error) {
@@ -204,9 +204,10 @@ func withCleanup(err, cleanup error) error {
 }
 
 // CleanupError is the failure of Live's cleanup: the temporary collection it
-// created in a store with a server could not be deleted, and is left there
-// (Err names it: delete it on the server). Live returns it with a complete
-// Report when the run ended, joined to the run's error when the run failed.
+// created in a store with a server could not be deleted, and may be left there
+// (Err names it and the command that deletes it). Live returns it with a
+// complete Report when the run ended, joined to the run's error when the run
+// failed.
 type CleanupError struct {
 	Err error
 }

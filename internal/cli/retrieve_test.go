@@ -5,14 +5,19 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -46,41 +51,139 @@ func writeBigKB(t *testing.T, dir string, n int) (kb, cases string) {
 
 var tmpName = regexp.MustCompile(`retrieval-gate-tmp-[a-z0-9-]+`)
 
-// Ctrl-C during a Chroma ingest: the command stops, leaves no output and deletes
-// its temporary collection.
+// holdingProxy is a reverse proxy to the Chroma at url that holds, without
+// forwarding, the requests hold reports while holding is set, until their
+// client gives up; the others (and all of them once holding is cleared) are
+// forwarded.
+func holdingProxy(t *testing.T, url string, hold func(*http.Request) bool) (proxied string, holding *atomic.Bool) {
+	t.Helper()
+	target, err := neturl.Parse(url)
+	require.NoError(t, err)
+	forward := httputil.NewSingleHostReverseProxy(target)
+	holding = &atomic.Bool{}
+	holding.Store(true)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if holding.Load() && hold(r) {
+			// Read the body first: the server sees its client go only then.
+			_, _ = io.Copy(io.Discard, r.Body)
+			<-r.Context().Done()
+			return
+		}
+		forward.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL, holding
+}
+
+func isAdd(r *http.Request) bool { return strings.HasSuffix(r.URL.Path, "/add") }
+
+func isDelete(r *http.Request) bool {
+	return r.Method == http.MethodDelete && strings.Contains(r.URL.Path, "/collections/")
+}
+
+var deleteCommand = regexp.MustCompile(`curl -X DELETE '([^']+)'`)
+
+// Ctrl-C during a Chroma ingest: the command stops, with nothing written, and
+// either deletes its temporary collection and says so, or — when the server
+// did not answer the delete within the budget the second after the signal
+// leaves (a busy Chroma, still on the adds the signal cut off, at a load of 15
+// and more on two cores) — names the collection on stderr with the command
+// that deletes it. That collection may remain: the command deletes it (HTTP
+// 200). Or a busy server may have finished the delete after its client gave
+// up: the command answers 404. On the real server any of these can happen (the
+// test used to require the first, and failed 2 of 60 times at load 4-17); the
+// second is made to happen through a proxy that holds the adds and the delete
+// (never forwarded): the delete is given up and the collection remains. (The
+// first, through a proxy holding only the adds, so that the server is idle
+// when the delete comes, still came late 1 time in 20 at load 15 with other
+// tests on the same server: it is not made to happen here;
+// TestTemporaryCollectionDeleteBudgetAfterCancel, in the store's package,
+// checks that a delete answered within the budget deletes the collection.)
+//
+// The exit within a second is internal/e2e/signals' to check
+// (TestChromaCleanupSignals, on the whole process); here the return must come well before the delete's own
+// 10 s, the bound a delete that ignored the signal would take.
 func TestRetrieveCancelDeletesTemporaryCollection(t *testing.T) {
 	url := chromatest.URL(t)
-	dir := t.TempDir()
-	kb, cases := writeBigKB(t, dir, 30000)
-	out := filepath.Join(dir, "out.jsonl")
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var stderr e2etest.LockedBuffer
-	done := make(chan error, 1)
-	go func() {
-		done <- NewCmdRetrieve(NewFactory(retrieveEnv(&stderr, nil)), nil).Run(ctx, []string{
-			"--kb", kb, "--cases", cases, "--out", out, "--chroma-url", url, "--strategy", "dense"})
-	}()
-	// Wait until the collection exists and the ingest is under way, then cancel.
-	deadline := time.Now().Add(60 * time.Second)
-	var name string
-	for time.Now().Before(deadline) && name == "" {
-		name = tmpName.FindString(stderr.String())
-		time.Sleep(20 * time.Millisecond)
+	for _, tc := range []struct {
+		name string
+		hold func(*http.Request) bool // nil: the real server, no proxy
+		left *bool                    // the warning names the collection, and it remains; nil: any outcome
+	}{
+		{"real server", nil, nil},
+		{"delete not answered within the budget: named", func(r *http.Request) bool { return isAdd(r) || isDelete(r) }, new(true)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			runURL, holding := url, &atomic.Bool{}
+			if tc.hold != nil {
+				runURL, holding = holdingProxy(t, url, tc.hold)
+			}
+			dir := t.TempDir()
+			kb, cases := writeBigKB(t, dir, 30000)
+			out := filepath.Join(dir, "out.jsonl")
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var stderr e2etest.LockedBuffer
+			done := make(chan error, 1)
+			go func() {
+				done <- NewCmdRetrieve(NewFactory(retrieveEnv(&stderr, nil)), nil).Run(ctx, []string{
+					"--kb", kb, "--cases", cases, "--out", out, "--chroma-url", runURL, "--strategy", "dense"})
+			}()
+			// Wait until the collection exists and the ingest is under way, then cancel.
+			deadline := time.Now().Add(60 * time.Second)
+			var name string
+			for time.Now().Before(deadline) && name == "" {
+				name = tmpName.FindString(stderr.String())
+				time.Sleep(20 * time.Millisecond)
+			}
+			require.NotEmpty(t, name, "stderr: %s", stderr.String())
+			require.Contains(t, chromatest.Collections(t, url), name)
+			time.Sleep(300 * time.Millisecond)
+			cancel()
+			sent := time.Now()
+			var took time.Duration
+			select {
+			case err := <-done:
+				took = time.Since(sent)
+				require.ErrorIs(t, err, context.Canceled)
+				assert.Equal(t, ExitInput, ExitCode(err))
+				assert.Less(t, took, 5*time.Second, "returned %v after the cancel", took.Round(time.Millisecond))
+			case <-time.After(30 * time.Second):
+				t.Fatal("retrieve did not stop after cancellation")
+			}
+			holding.Store(false)
+			assert.NoFileExists(t, out)
+			errText, cols := stderr.String(), chromatest.Collections(t, url)
+			m := deleteCommand.FindStringSubmatch(errText)
+			named := m != nil
+			t.Logf("named: %v, on the server: %v, returned %v after the cancel", named, slices.Contains(cols, name), took.Round(time.Millisecond))
+			if tc.left != nil {
+				require.Equal(t, *tc.left, named, "collection named as left; stderr: %s", errText)
+			}
+			if !named {
+				assert.Contains(t, errText, "retrieve: temporary collection "+name+" deleted\n")
+				assert.NotContains(t, cols, name, "temporary collection deleted after Ctrl-C; stderr: %s", errText)
+				return
+			}
+			assert.Contains(t, errText, `retrieve: warning: failed to delete temporary chroma collection "`+name+`" (it may remain on the server; delete it with: curl -X DELETE '`+
+				runURL+`/api/v2/tenants/default_tenant/databases/default_database/collections/`+name+`'): `)
+			remains := slices.Contains(cols, name)
+			if tc.left != nil {
+				require.True(t, remains, "the collection the warning names is on the server")
+			}
+			req, err := http.NewRequest(http.MethodDelete, m[1], nil)
+			require.NoError(t, err)
+			resp, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			resp.Body.Close()
+			if remains {
+				assert.Equal(t, http.StatusOK, resp.StatusCode, "the warning's command deletes it")
+			} else {
+				assert.Equal(t, http.StatusNotFound, resp.StatusCode, "deleted by the server after its client gave up")
+			}
+			assert.NotContains(t, chromatest.Collections(t, url), name)
+		})
 	}
-	require.NotEmpty(t, name, "stderr: %s", stderr.String())
-	require.Contains(t, chromatest.Collections(t, url), name)
-	time.Sleep(300 * time.Millisecond)
-	cancel()
-	select {
-	case err := <-done:
-		require.ErrorIs(t, err, context.Canceled)
-		assert.Equal(t, ExitInput, ExitCode(err))
-	case <-time.After(30 * time.Second):
-		t.Fatal("retrieve did not stop after cancellation")
-	}
-	assert.NotContains(t, chromatest.Collections(t, url), name, "temporary collection deleted after Ctrl-C; stderr: %s", stderr.String())
-	assert.NoFileExists(t, out)
 }
 
 // A named collection is built once, then reused by the next run, which answers

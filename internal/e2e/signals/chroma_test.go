@@ -22,7 +22,8 @@ import (
 // and the delete both stall) must not hold the process past the second
 // SIGINT or SIGTERM allows: the delete was given its own 10 s, so the
 // command exited 10 s after the signal. It now exits in time, exit 2,
-// nothing written, and says that the collection may remain.
+// nothing written, and names the collection that may remain with the command
+// that deletes it.
 func TestChromaCleanupSignals(t *testing.T) {
 	demo := demoDir(t)
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
@@ -32,7 +33,7 @@ func TestChromaCleanupSignals(t *testing.T) {
 					url, ready := stallingChroma(t)
 					return launch{args: []string{"retrieve", "--kb", filepath.Join(demo, "kb"), "--cases", filepath.Join(demo, "cases.jsonl"),
 						"--out", filepath.Join(out, "run.jsonl"), "--chroma-url", url}, ready: ready,
-						wantStderr: regexp.MustCompile(`(?s)warning: failed to delete temporary chroma collection "retrieval-gate-tmp-[^"]+" \(delete it on the server\).*interrupted, nothing written`)}
+						wantStderr: regexp.MustCompile(`(?s)warning: failed to delete temporary chroma collection "retrieval-gate-tmp-[^"]+" \(it may remain on the server; delete it with: curl -X DELETE 'http://127\.0\.0\.1:\d+/api/v2/tenants/default_tenant/databases/default_database/collections/retrieval-gate-tmp-[^']+'\).*interrupted, nothing written`)}
 				}, sig, 200*time.Millisecond, attempt == 4) {
 					return
 				}

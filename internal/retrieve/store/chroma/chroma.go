@@ -336,7 +336,7 @@ func (s *Store) dropFailedCreate(ctx context.Context, createErr error) error {
 	case errors.Is(derr, errNotFound):
 		return fmt.Errorf("%w (the server did not create it)", createErr)
 	default:
-		return fmt.Errorf("%w; the server may have created it, and deleting it failed too (delete it on the server if it exists): %w", createErr, derr)
+		return fmt.Errorf("%w; the server may have created it, and deleting it failed too (delete it on the server if it exists: %s): %w", createErr, s.deleteCommand(), derr)
 	}
 }
 
@@ -531,13 +531,34 @@ func (s *Store) cleanupContext(ctx context.Context) (context.Context, context.Ca
 	return dctx, func() { stop(); cancel() }
 }
 
-// Close deletes a temporary collection within cleanupContext's budget.
+// deleteCommand is the shell command that deletes the collection, for the
+// warning that one was left on the server: curl with the DELETE the store
+// sends, the URL with its credentials masked (httpretry.RedactURL) and the API key, when one is used, as
+// $CHROMA_API_KEY (never its value).
+func (s *Store) deleteCommand() string {
+	u := strings.ReplaceAll(httpretry.RedactURL(s.client.collectionsURL(s.name)), "'", `'\''`)
+	cmd := "curl -X DELETE '" + u + "'"
+	switch {
+	case s.cfg.APIKey == "":
+	case s.cfg.TokenHeader == HeaderXChromaToken:
+		cmd += ` -H "X-Chroma-Token: $CHROMA_API_KEY"`
+	default:
+		cmd += ` -H "Authorization: Bearer $CHROMA_API_KEY"`
+	}
+	return cmd
+}
+
+// Close deletes a temporary collection within cleanupContext's budget. When
+// the delete fails (after a signal: when the server did not answer it within
+// the budget), the error names the collection and the command that deletes
+// it. It may remain, or not: a busy Chroma mostly drops a delete whose client
+// gave up, and sometimes finishes it after all (the command then answers 404).
 func (s *Store) Close(ctx context.Context) error {
 	var err error
 	if s.temporary && s.col != nil {
 		dctx, cancel := s.cleanupContext(ctx)
 		if derr := s.client.deleteCollection(dctx, s.name); derr != nil {
-			err = fmt.Errorf("failed to delete temporary chroma collection %q (delete it on the server): %w", s.name, derr)
+			err = fmt.Errorf("failed to delete temporary chroma collection %q (it may remain on the server; delete it with: %s): %w", s.name, s.deleteCommand(), derr)
 		}
 		cancel()
 		s.col = nil
