@@ -8,10 +8,8 @@ package check
 
 import (
 	"bufio"
-	"bytes"
 	"compress/gzip"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -242,30 +240,38 @@ func scoreCases(ctx context.Context, in In, o Options, bl *baselineRun) (*gate.R
 
 // idsReadAgain is the id of the case at a line of r, read again from the
 // file (gate.Accumulator.IDsFrom), when r is a regular file (read from its
-// offset now on) or Parquet shards that are regular files
+// offset now on) or shards that are regular files: Parquet shards
 // (input.Sharded.ParquetLineAt: the row's line, from the row group holding
-// it); nil for any other reader (a pipe; text shards), whose ids the
-// accumulator keeps. The lines before are skipped, not decoded: they were
-// read as cases once already (a file changed since gives an id the
-// accumulator refuses). An id not found (a blank line, past the end) is "".
+// it) or text shards (input.Sharded.TextLineAt: the line of the shard the
+// stream's line was); nil for any other reader (a pipe, shards that are
+// not all regular files), whose ids the accumulator keeps. The lines before
+// are skipped, not decoded: they were read as cases once already (a file
+// changed since gives an id the accumulator refuses). An id not found (a
+// blank line, past the end) is "".
 func idsReadAgain(ctx context.Context, r io.Reader, name string) func(line int) (string, error) {
+	var lineAt func(n int) ([]byte, error)
 	if s, ok := r.(*input.Sharded); ok {
-		lineAt := s.ParquetLineAt()
-		if lineAt == nil {
-			return nil
+		if lineAt = s.ParquetLineAt(); lineAt == nil {
+			lineAt = s.TextLineAt()
 		}
-		return func(line int) (string, error) {
-			b, err := lineAt(line)
-			if err != nil || b == nil {
-				return "", err
-			}
-			return parseID(b, name, line)
-		}
+	} else if f, ok := r.(*os.File); ok {
+		lineAt = fileLineAt(ctx, f, name)
 	}
-	f, ok := r.(*os.File)
-	if !ok {
+	if lineAt == nil {
 		return nil
 	}
+	return func(line int) (string, error) {
+		b, err := lineAt(line)
+		if err != nil || input.IsBlank(b) {
+			return "", err
+		}
+		return parseID(b, name, line)
+	}
+}
+
+// fileLineAt reads a line of f again, from f's offset now on, when f is a
+// regular file; nil otherwise.
+func fileLineAt(ctx context.Context, f *os.File, name string) func(n int) ([]byte, error) {
 	st, err := f.Stat()
 	if err != nil || !st.Mode().IsRegular() {
 		return nil
@@ -274,35 +280,12 @@ func idsReadAgain(ctx context.Context, r io.Reader, name string) func(line int) 
 	if err != nil {
 		return nil
 	}
-	return func(line int) (string, error) {
-		br := bufio.NewReaderSize(input.Reader(ctx, io.NewSectionReader(f, pos, math.MaxInt64-pos)), 256<<10)
-		fail := func(err error) (string, error) { return "", fmt.Errorf("failed to read %s: %w", name, err) }
-		for n := 1; n < line; n++ { // skip a line, however long
-			for {
-				_, err := br.ReadSlice('\n')
-				if err == nil {
-					break
-				}
-				if errors.Is(err, io.EOF) {
-					return "", nil
-				}
-				if !errors.Is(err, bufio.ErrBufferFull) {
-					return fail(err)
-				}
-			}
+	return func(n int) ([]byte, error) {
+		b, err := input.ReadLineAt(input.Reader(ctx, io.NewSectionReader(f, pos, math.MaxInt64-pos)), n)
+		if err != nil {
+			return nil, fmt.Errorf("failed to read %s: %w", name, err)
 		}
-		b, err := br.ReadBytes('\n') // at most casefile.MaxLine: the stream read it
-		if err != nil && !errors.Is(err, io.EOF) {
-			return fail(err)
-		}
-		b = bytes.TrimSuffix(bytes.TrimSuffix(b, []byte("\n")), []byte("\r"))
-		if line == 1 {
-			b = bytes.TrimPrefix(b, input.BOM)
-		}
-		if input.IsBlank(b) {
-			return "", nil
-		}
-		return parseID(b, name, line)
+		return b, nil
 	}
 }
 

@@ -49,8 +49,8 @@ func openShards(t *testing.T, path string) *input.Sharded {
 
 // TestIDsReadAgainParquet: Parquet shards' case ids are read again by line,
 // the rows of the shards numbered one after another from 1 (each in its row
-// group and page); a line before the first or past the last row is "". Text
-// shards give nil (their ids are kept). Undoing the Parquet case of
+// group and page); a line before the first or past the last row is "" (text
+// shards: TestIDsReadAgainTextShards). Undoing the Parquet case of
 // idsReadAgain (nil for shards) or counting a shard's rows from the wrong
 // start fails it.
 func TestIDsReadAgainParquet(t *testing.T) {
@@ -84,10 +84,6 @@ func TestIDsReadAgainParquet(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, want, id, "line %d", line)
 	}
-
-	require.NoError(t, os.Mkdir(filepath.Join(dir, "text"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "text", "part-0.jsonl"), []byte(`{"id": "t", "query": "q"}`+"\n"), 0o600))
-	assert.Nil(t, idsReadAgain(ctx, openShards(t, filepath.Join(dir, "text")), "text"), "text shards")
 }
 
 // TestRunDuplicateParquet: a duplicate case id in a Parquet file, and across
