@@ -401,8 +401,8 @@ func TestParseStringsInLine(t *testing.T) {
 
 // The fast path takes the lines the common writers write (the benchmark's,
 // retrieve's with its provenance, encoding/json's compact form, text past
-// ASCII) and leaves the others to the general scanner: both decode a line
-// alike (FuzzParseCase).
+// ASCII), with and without NoScores, and leaves the others to the general
+// scanner: both decode a line alike (FuzzParseCase).
 func TestParseFastTakesCommonShapes(t *testing.T) {
 	tests := map[string]struct {
 		line string
@@ -427,6 +427,10 @@ func TestParseFastTakesCommonShapes(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			var fc, gc Case
 			require.Equal(t, tt.fast, (&CaseParser{StringsInLine: true}).parseFast([]byte(tt.line), "f", 3, &fc))
+			// check's parser (NoScores: the scores validated, not decoded)
+			// takes the same lines.
+			var nc Case
+			require.Equal(t, tt.fast, (&CaseParser{StringsInLine: true, NoScores: true}).parseFast([]byte(tt.line), "f", 3, &nc), "NoScores")
 			gerr := (&CaseParser{StringsInLine: true, noFast: true}).Parse([]byte(tt.line), "f", 3, &gc)
 			var c Case
 			err := (&CaseParser{StringsInLine: true}).Parse([]byte(tt.line), "f", 3, &c)

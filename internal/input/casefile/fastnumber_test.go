@@ -1,6 +1,7 @@
 package casefile
 
 import (
+	"encoding/binary"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -71,5 +72,64 @@ func FuzzNumber24(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		sameNumber(t, s, "")
+	})
+}
+
+// sameShortScore checks shortScore of the word at the start of s (at least 8
+// bytes) against number's byte loop on s: where shortScore decides (not 0),
+// the loop takes the number and ends it at the same byte.
+func sameShortScore(t *testing.T, s string) {
+	t.Helper()
+	n := shortScore(binary.LittleEndian.Uint64([]byte(s)))
+	if n == 0 {
+		return
+	}
+	f := fastScan{b: []byte(s[:min(len(s), 23)]), noScores: true} // under 24 bytes: the byte loop
+	end, _, ok := f.number(0)
+	require.True(t, ok, "%q: shortScore %d, the loop refuses it", s, n)
+	require.Equal(t, end, n, "%q: the end", s)
+}
+
+// TestShortScoreAsLoop: shortScore takes the scores retrievers write, and
+// where it decides it decides as number's byte loop: every byte value at
+// each position of common scores and their neighbours, and random words.
+func TestShortScoreAsLoop(t *testing.T) {
+	for s, want := range map[string]int{"0.921}, {": 5, "0.5}]}xxx": 3, "9.12345}x": 7, "1.0, \"x\"": 3,
+		"0.123456}": 0, "0.1e5}xxx": 0, "0.1E5}xxx": 0, "0.}xxxxxx": 0, "12.5}xxxx": 0, "-0.5}xxxx": 0, "0,5}xxxxx": 0} {
+		require.Equal(t, want, shortScore(binary.LittleEndian.Uint64([]byte(s))), "%q", s)
+		sameShortScore(t, s+strings.Repeat(" ", 8))
+	}
+	for _, base := range []string{"0.921}, {", "0.5}]}xxx", "9.12345}x", "1.0, \"x\"", "0.12}xxxx", "0.1e5}xxx"} {
+		for i := range 8 {
+			for c := range 256 {
+				b := []byte(base)
+				b[i] = byte(c)
+				sameShortScore(t, string(b))
+			}
+		}
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	const alphabet = "0123456789012345678901234567890123456789....-eE}x/:\xfa\xff"
+	for range 200000 {
+		b := make([]byte, 8+r.IntN(8))
+		for i := range b {
+			b[i] = alphabet[r.IntN(len(alphabet))]
+		}
+		if r.IntN(2) == 0 {
+			b[1] = '.'
+		}
+		sameShortScore(t, string(b))
+	}
+}
+
+// FuzzShortScore: where shortScore decides, it decides as number's byte loop.
+func FuzzShortScore(f *testing.F) {
+	for _, s := range []string{"0.921}, {", "9.12345}x", "0.1e5}xxx", "0.123456}"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if len(s) >= 8 {
+			sameShortScore(t, s)
+		}
 	})
 }
