@@ -9,13 +9,19 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/racetest"
 )
 
 // An answer of a declared length is read into one buffer of that length:
 // io.ReadAll's growing buffers allocated about twice the answer (36 MB for
 // 16 MiB), the most a server's answer at its cap cost beside its decoding.
 // Allocation-measured; an answer of no declared length is read as before.
+// Not under -race: the race detector's build of the same reads allocates
+// twice (33.6 MB declared, 72.4 MB not), so CI runs it in the plain run
+// (importing racetest puts the package in both).
 func TestReadAnswerDeclaredLengthHeldOnce(t *testing.T) {
+	racetest.Skip(t, "the race detector's build allocates twice what the program does here")
 	const n = 16 << 20
 	for _, tc := range []struct {
 		name     string
