@@ -252,7 +252,7 @@ func idsReadAgain(ctx context.Context, r io.Reader, name string) func(line int) 
 	var lineAt func(n int) ([]byte, error)
 	if s, ok := r.(*input.Sharded); ok {
 		if lineAt = s.ParquetLineAt(); lineAt == nil {
-			lineAt = s.TextLineAt()
+			lineAt = s.TextLineAt(casefile.MaxLine)
 		}
 	} else if f, ok := r.(*os.File); ok {
 		lineAt = fileLineAt(ctx, f, name)
@@ -281,7 +281,7 @@ func fileLineAt(ctx context.Context, f *os.File, name string) func(n int) ([]byt
 		return nil
 	}
 	return func(n int) ([]byte, error) {
-		b, err := input.ReadLineAt(input.Reader(ctx, io.NewSectionReader(f, pos, math.MaxInt64-pos)), n)
+		b, err := input.ReadLineAt(input.Reader(ctx, io.NewSectionReader(f, pos, math.MaxInt64-pos)), n, casefile.MaxLine)
 		if err != nil {
 			return nil, fmt.Errorf("failed to read %s: %w", name, err)
 		}

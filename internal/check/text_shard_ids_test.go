@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 )
 
@@ -76,7 +77,7 @@ func TestIDsReadAgainTextShards(t *testing.T) {
 	cs, err := input.OpenShardedCSV(ctx, csv)
 	require.NoError(t, err)
 	defer cs.Close()
-	assert.Nil(t, cs.TextLineAt(), "a CSV sheet's shards")
+	assert.Nil(t, cs.TextLineAt(casefile.MaxLine), "a CSV sheet's shards")
 }
 
 // TestRunDuplicateTextShards: a duplicate case id across JSONL shards is the

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 )
@@ -18,8 +19,8 @@ import (
 // shard among text shards read by its row (ParquetLineAt's way). A line
 // before the first or past its shard's last gives nil and no error. For a
 // caller that names a line it read once (check's duplicate case id) without
-// keeping what it read.
-func (s *Sharded) TextLineAt() func(n int) ([]byte, error) {
+// keeping what it read; a line is held up to limit bytes (ReadLineAt).
+func (s *Sharded) TextLineAt(limit int) func(n int) ([]byte, error) {
 	if s.header || s.ParquetShards() != nil {
 		return nil
 	}
@@ -42,15 +43,17 @@ func (s *Sharded) TextLineAt() func(n int) ([]byte, error) {
 			return nil, err
 		}
 		defer f.Close()
-		return ReadLineAt(Reader(s.ctx, f), line)
+		return ReadLineAt(Reader(s.ctx, f), line, limit)
 	}
 }
 
 // ReadLineAt reads line n (from 1) of r from r's start, without its line
 // ending: "\n" and a "\r" before it, and on line 1 a UTF-8 byte order mark
 // dropped; nil and no error when r ends before it. The lines before it are
-// skipped, however long, not kept.
-func ReadLineAt(r io.Reader, n int) ([]byte, error) {
+// skipped, however long, not kept. Line n is held up to limit bytes: a longer
+// one is an error, not read on (the caller's stream refused such a line, so
+// the input changed since it was read).
+func ReadLineAt(r io.Reader, n, limit int) ([]byte, error) {
 	br := bufio.NewReaderSize(r, 256<<10)
 	for range n - 1 {
 		for {
@@ -66,9 +69,19 @@ func ReadLineAt(r io.Reader, n int) ([]byte, error) {
 			}
 		}
 	}
-	b, err := br.ReadBytes('\n')
-	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, err
+	var b []byte
+	for {
+		frag, err := br.ReadSlice('\n')
+		if len(b)+len(frag) > limit+len(utf8BOM)+2 { // room for a BOM and "\r\n"
+			return nil, fmt.Errorf("line %d is longer than %d bytes: the input changed since it was read", n, limit)
+		}
+		b = append(b, frag...)
+		if err == nil || errors.Is(err, io.EOF) {
+			break
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return nil, err
+		}
 	}
 	if len(b) == 0 {
 		return nil, nil
@@ -76,6 +89,9 @@ func ReadLineAt(r io.Reader, n int) ([]byte, error) {
 	b = bytes.TrimSuffix(bytes.TrimSuffix(b, []byte("\n")), []byte("\r"))
 	if n == 1 {
 		b = bytes.TrimPrefix(b, utf8BOM)
+	}
+	if len(b) > limit {
+		return nil, fmt.Errorf("line %d is longer than %d bytes: the input changed since it was read", n, limit)
 	}
 	return b, nil
 }
